@@ -1,0 +1,239 @@
+/* hetrt.h — the public C API of hetrt, the only header a user needs.
+ *
+ * Conventions: every call that can fail returns het_status; results go to
+ * trailing out-parameters that are written only on success.  On failure a
+ * message naming what is wrong (model node, file, option) is kept per thread
+ * and returned by het_last_error().  Every create has a destroy that accepts
+ * NULL.  Unless a comment says otherwise, objects may be used from one thread
+ * at a time; het_session_run() may be called from several threads at once.
+ */
+#ifndef HETRT_HETRT_H
+#define HETRT_HETRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HETRT_BUILDING)
+#define HET_API __attribute__((visibility("default")))
+#else
+#define HET_API
+#endif
+
+#define HET_VERSION_MAJOR 0
+#define HET_VERSION_MINOR 1
+#define HET_VERSION_PATCH 0
+
+/* Largest tensor rank hetrt handles; larger ranks are refused with
+ * HET_ERR_UNSUPPORTED naming the tensor. */
+#define HET_MAX_RANK 8
+
+/* ---- status ----------------------------------------------------------- */
+
+/* X(NAME, description).  HET_OK is 0; every other value is an error. */
+#define HET_STATUS_TABLE(X)                                               \
+  X(OK, "ok")                                                             \
+  X(ERR_INVALID_ARGUMENT, "invalid argument")                             \
+  X(ERR_OUT_OF_MEMORY, "out of memory")                                   \
+  X(ERR_IO, "input/output error")                                         \
+  X(ERR_INVALID_MODEL, "invalid model")                                   \
+  X(ERR_UNSUPPORTED, "unsupported")                                       \
+  X(ERR_NOT_FOUND, "not found")                                           \
+  X(ERR_NOT_BUILT, "provider not built")                                  \
+  X(ERR_NO_DEVICE, "no device")                                           \
+  X(ERR_SHAPE, "shape mismatch")                                          \
+  X(ERR_TYPE, "type mismatch")                                            \
+  X(ERR_KERNEL, "kernel failed")                                          \
+  X(ERR_CAPACITY, "device capacity exceeded")                             \
+  X(ERR_INTERNAL, "internal error")
+
+typedef enum het_status {
+#define HET_STATUS_ENUM_(name, desc) HET_##name,
+  HET_STATUS_TABLE(HET_STATUS_ENUM_)
+#undef HET_STATUS_ENUM_
+  HET_STATUS_COUNT_
+} het_status;
+
+/* Short fixed description of a status ("invalid model").  Never NULL. */
+HET_API const char *het_status_str(het_status status);
+
+/* The message of the last failed call on this thread ("" if none).
+ * Borrowed: valid until the next hetrt call on this thread. */
+HET_API const char *het_last_error(void);
+
+/* ---- element types ----------------------------------------------------- */
+
+/* Values equal ONNX TensorProto.DataType. X(NAME, value, bytes, text). */
+#define HET_DTYPE_TABLE(X)            \
+  X(UNDEFINED, 0, 0, "undefined")     \
+  X(FLOAT32, 1, 4, "float32")         \
+  X(UINT8, 2, 1, "uint8")             \
+  X(INT8, 3, 1, "int8")               \
+  X(UINT16, 4, 2, "uint16")           \
+  X(INT16, 5, 2, "int16")             \
+  X(INT32, 6, 4, "int32")             \
+  X(INT64, 7, 8, "int64")             \
+  X(STRING, 8, 0, "string")           \
+  X(BOOL, 9, 1, "bool")               \
+  X(FLOAT16, 10, 2, "float16")        \
+  X(FLOAT64, 11, 8, "float64")        \
+  X(UINT32, 12, 4, "uint32")          \
+  X(UINT64, 13, 8, "uint64")          \
+  X(COMPLEX64, 14, 8, "complex64")    \
+  X(COMPLEX128, 15, 16, "complex128") \
+  X(BFLOAT16, 16, 2, "bfloat16")
+
+typedef enum het_dtype {
+#define HET_DTYPE_ENUM_(name, value, bytes, text) HET_DTYPE_##name = value,
+  HET_DTYPE_TABLE(HET_DTYPE_ENUM_)
+#undef HET_DTYPE_ENUM_
+} het_dtype;
+
+/* "float32", ...; "invalid" for values outside the table. */
+HET_API const char *het_dtype_str(het_dtype dtype);
+/* Bytes per element; 0 for UNDEFINED, STRING and unknown values. */
+HET_API size_t het_dtype_size(het_dtype dtype);
+
+/* ---- tensors ----------------------------------------------------------- */
+
+typedef struct het_tensor het_tensor;
+
+/* A tensor that owns zero-filled host memory.  Caller owns *out.
+ * Errors: INVALID_ARGUMENT (dtype, negative dim, rank > HET_MAX_RANK),
+ * OUT_OF_MEMORY (also when the byte size overflows). */
+HET_API het_status het_tensor_create(het_dtype dtype, const int64_t *dims,
+                                     int rank, het_tensor **out);
+
+/* A tensor over caller memory (borrowed: must stay valid and unchanged
+ * while any run reads it).  nbytes must equal the element count times the
+ * element size.  Caller owns *out; destroying it leaves data alone. */
+HET_API het_status het_tensor_create_over(het_dtype dtype,
+                                          const int64_t *dims, int rank,
+                                          void *data, size_t nbytes,
+                                          het_tensor **out);
+
+/* Accepts NULL. */
+HET_API void het_tensor_destroy(het_tensor *tensor);
+
+/* Cheap accessors; never allocate.  het_tensor_get_data returns host
+ * memory, borrowed, valid until the tensor is destroyed. */
+HET_API het_dtype het_tensor_get_dtype(const het_tensor *tensor);
+HET_API int het_tensor_get_rank(const het_tensor *tensor);
+/* Copies min(rank, max_dims) dims into dims; returns the rank. */
+HET_API int het_tensor_get_dims(const het_tensor *tensor, int64_t *dims,
+                                int max_dims);
+HET_API int64_t het_tensor_get_count(const het_tensor *tensor);
+HET_API size_t het_tensor_get_nbytes(const het_tensor *tensor);
+HET_API void *het_tensor_get_data(het_tensor *tensor);
+
+/* ---- environment ------------------------------------------------------- */
+
+typedef struct het_env het_env;
+
+/* Process-level state shared by sessions (provider registry, logging).
+ * Caller owns *out.  Thread-safe after creation. */
+HET_API het_status het_env_create(het_env **out);
+/* Accepts NULL.  All sessions created from env must be destroyed first. */
+HET_API void het_env_destroy(het_env *env);
+
+/* Comma-separated names of the providers compiled into this library,
+ * e.g. "cpu".  Borrowed, static. */
+HET_API const char *het_env_get_built_providers(const het_env *env);
+
+/* ---- session options --------------------------------------------------- */
+
+typedef struct het_session_options het_session_options;
+
+/* Defaults: providers "cpu", threads 1.  Caller owns *out. */
+HET_API het_status het_session_options_create(het_session_options **out);
+HET_API void het_session_options_destroy(het_session_options *options);
+
+/* Provider names in priority order (first wins), e.g. {"cuda", "cpu"}.
+ * Names are checked when the session is created.  Strings are copied. */
+HET_API het_status het_session_options_set_providers(
+    het_session_options *options, const char *const *names, size_t count);
+
+/* Threads for CPU kernels (>= 1). */
+HET_API het_status het_session_options_set_threads(
+    het_session_options *options, int threads);
+
+/* String key/value option.  Known keys:
+ *   "providers"  comma-separated priority list (same as set_providers)
+ *   "threads"    positive integer
+ * Unknown keys return INVALID_ARGUMENT naming the key. */
+HET_API het_status het_session_options_set(het_session_options *options,
+                                           const char *key,
+                                           const char *value);
+
+/* ---- sessions ---------------------------------------------------------- */
+
+typedef struct het_session het_session;
+
+/* Loads, validates, infers shapes, partitions and compiles a model.
+ * options may be NULL (defaults).  Caller owns *out.  The model file and
+ * options are not referenced after return. */
+HET_API het_status het_session_create(het_env *env, const char *model_path,
+                                      const het_session_options *options,
+                                      het_session **out);
+
+/* As het_session_create, from a serialized ModelProto in memory (copied).
+ * External data is refused since there is no model folder. */
+HET_API het_status het_session_create_from_memory(
+    het_env *env, const void *data, size_t size,
+    const het_session_options *options, het_session **out);
+
+/* Accepts NULL. */
+HET_API void het_session_destroy(het_session *session);
+
+/* Description of a graph input or output.  dims[i] is -1 where the model
+ * leaves the dim symbolic (dim_names[i] then names it, or is NULL);
+ * rank is -1 when unknown.  Strings borrowed, valid for the session. */
+typedef struct het_value_desc {
+  const char *name;
+  het_dtype dtype;
+  int rank;
+  int64_t dims[HET_MAX_RANK];
+  const char *dim_names[HET_MAX_RANK];
+} het_value_desc;
+
+HET_API size_t het_session_get_input_count(const het_session *session);
+HET_API size_t het_session_get_output_count(const het_session *session);
+HET_API het_status het_session_get_input(const het_session *session,
+                                         size_t index, het_value_desc *out);
+HET_API het_status het_session_get_output(const het_session *session,
+                                          size_t index, het_value_desc *out);
+
+/* Where each node of the partitioned graph runs.  Strings borrowed, valid
+ * for the session.  reason says why the provider was chosen. */
+typedef struct het_node_placement {
+  const char *name;
+  const char *op_type;
+  const char *provider;
+  const char *reason;
+} het_node_placement;
+
+HET_API size_t het_session_get_node_count(const het_session *session);
+HET_API het_status het_session_get_placement(const het_session *session,
+                                             size_t index,
+                                             het_node_placement *out);
+
+/* Runs the model.  Every graph input without an initializer must be given
+ * by name.  output_names may be NULL (then n_outputs must equal the
+ * output count and outputs come in graph order).  outputs[i] receives a new
+ * tensor the caller owns; nothing is written unless the run succeeds.
+ * Thread-safe: several threads may run one session at once. */
+HET_API het_status het_session_run(het_session *session,
+                                   const char *const *input_names,
+                                   het_tensor *const *inputs,
+                                   size_t n_inputs,
+                                   const char *const *output_names,
+                                   size_t n_outputs, het_tensor **outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HETRT_HETRT_H */

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages hetrt needs to build, test and run its demo.
+# Idempotent: packages already present are left alone; apt-get update runs
+# only when something is missing.  Run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev
+  libopenblas-dev libdnnl-dev libhwloc-dev libyaml-dev check
+  libonnx-testdata
+  python3 python3-onnx python3-numpy python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

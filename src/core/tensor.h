@@ -1,0 +1,53 @@
+/* tensor.h — the tensor object behind the public het_tensor.
+ * Invariants: rank <= HET_MAX_RANK; dims >= 0; when data != NULL it holds
+ * nbytes = count * het_dtype_size(dtype) bytes (64-byte aligned if owned);
+ * an owned tensor frees data on destroy, a borrowed one never does.
+ */
+#ifndef HET_CORE_TENSOR_H
+#define HET_CORE_TENSOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hetrt/hetrt.h"
+
+struct het_tensor {
+  het_dtype dtype;
+  int rank;
+  int64_t dims[HET_MAX_RANK];
+  void *data;
+  size_t nbytes;
+  bool owned;
+};
+
+/* Element count of dims, or -1 when it overflows int64 or any dim < 0. */
+int64_t het_dims_count(const int64_t *dims, int rank);
+
+/* Checks dtype, rank and dims and computes the byte size (overflow → error).
+ * what names the tensor in the message. */
+het_status het_tensor_check_shape(het_dtype dtype, const int64_t *dims,
+                                  int rank, const char *what, size_t *nbytes);
+
+/* Sets dtype/shape and allocates owned, uninitialised, 64-byte aligned
+ * storage (at least 1 byte so data != NULL for empty tensors).  Frees what
+ * the tensor owned before.  On failure the tensor is left empty. */
+het_status het_tensor_alloc(het_tensor *t, het_dtype dtype,
+                            const int64_t *dims, int rank);
+
+/* A new owned, uninitialised tensor of the given shape.  Caller owns. */
+het_status het_tensor_create_empty(het_dtype dtype, const int64_t *dims,
+                                   int rank, het_tensor **out);
+
+/* Deep copy (owned).  Caller owns *out. */
+het_status het_tensor_clone(const het_tensor *src, het_tensor **out);
+
+/* Releases storage the tensor owns and leaves it empty (data NULL). */
+void het_tensor_reset(het_tensor *t);
+
+int64_t het_tensor_count(const het_tensor *t);
+
+/* Element i as int64 (integers, bool, floats truncated). For reading
+ * shape-like inputs (Reshape's shape, Slice's starts...). */
+int64_t het_tensor_get_i64(const het_tensor *t, int64_t i);
+
+#endif

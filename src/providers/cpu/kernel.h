@@ -1,0 +1,57 @@
+/* kernel.h — the CPU provider's kernel table entry and call context.
+ * A kernel reads ctx->inputs and writes ctx->outputs, whose dtype and
+ * shape were set by the op's shape inference; an output with data == NULL
+ * (data-dependent shape, e.g. NonZero) must be sized by the kernel with
+ * het_tensor_alloc.  Kernels never allocate other outputs, never abort, and
+ * report failures with het_error naming ctx->node->name.
+ */
+#ifndef HET_CPU_KERNEL_H
+#define HET_CPU_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/infer.h"
+#include "core/ir.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+typedef struct het_cpu_kernel_ctx {
+  const het_node *node;
+  int opset;
+  int n_inputs;
+  het_tensor *const *inputs;  /* NULL entries for omitted optional inputs */
+  int n_outputs;
+  het_tensor *const *outputs; /* NULL entries for omitted outputs */
+  void *state;                /* from prepare, or NULL */
+  int threads;
+} het_cpu_kernel_ctx;
+
+typedef struct het_cpu_kernel {
+  const char *op_type;
+  const char *domain; /* "" for ai.onnx */
+  /* Optional: can this node run here (dtypes, attributes)?  Returns false
+   * with a reason ("int16 not supported").  graph gives value types. */
+  bool (*supports)(const het_graph *graph, const het_node *node, char *why,
+                   size_t why_cap);
+  /* Optional: per-node state created once at compile time (packed weights,
+   * primitives).  Constant inputs are available as initializers. */
+  het_status (*prepare)(const het_graph *graph, const het_node *node,
+                        void **state);
+  het_status (*run)(het_cpu_kernel_ctx *ctx);
+  void (*destroy_state)(void *state);
+} het_cpu_kernel;
+
+/* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one
+ * table ending with a zeroed entry. */
+extern const het_cpu_kernel het_cpu_kernels_elementwise[];
+extern const het_cpu_kernel het_cpu_kernels_linalg[];
+extern const het_cpu_kernel het_cpu_kernels_tensor[];
+extern const het_cpu_kernel het_cpu_kernels_reduce[];
+extern const het_cpu_kernel het_cpu_kernels_control[];
+
+/* NULL when no kernel exists for the op. */
+const het_cpu_kernel *het_cpu_kernel_find(const char *domain,
+                                          const char *op_type);
+
+#endif
