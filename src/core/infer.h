@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "core/ir.h"
+#include "core/status.h"
 
 /* What is known about one input or output. */
 typedef struct het_value_info {

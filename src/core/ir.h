@@ -115,6 +115,8 @@ typedef struct het_graph {
   int n_metadata;
   struct het_graph **subgraphs; /* owned subgraphs (attribute graphs) */
   int n_subgraphs, cap_subgraphs;
+  int *name_index;   /* open-addressing hash of value ids by name */
+  int name_index_cap;
 } het_graph;
 
 /* ---- construction ---- */

@@ -40,6 +40,14 @@ het_status het_error_wrap(het_status status, const char *fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, het_error_msg, sizeof old);
-  snprintf(het_error_msg, sizeof het_error_msg, "%s: %s", prefix, old);
+  size_t n = strlen(prefix);
+  if (n > HET_ERROR_CAP - 3)
+    n = HET_ERROR_CAP - 3;
+  memcpy(het_error_msg, prefix, n);
+  memcpy(het_error_msg + n, ": ", 2);
+  size_t rest = HET_ERROR_CAP - n - 3;
+  size_t m = strnlen(old, rest);
+  memcpy(het_error_msg + n + 2, old, m);
+  het_error_msg[n + 2 + m] = '\0';
   return status;
 }

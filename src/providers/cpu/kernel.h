@@ -25,6 +25,7 @@ typedef struct het_cpu_kernel_ctx {
   het_tensor *const *outputs; /* NULL entries for omitted outputs */
   void *state;                /* from prepare, or NULL */
   int threads;
+  struct het_run_ctx *run;    /* the run's value table (control flow) */
 } het_cpu_kernel_ctx;
 
 typedef struct het_cpu_kernel {

@@ -1,0 +1,199 @@
+/* session.c — session creation (load → infer → providers → partition →
+ * compile), destruction and the descriptive getters.
+ */
+#include "api/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/infer.h"
+#include "core/status.h"
+#include "onnx/loader.h"
+
+void het_session_destroy(het_session *s) {
+  if (!s)
+    return;
+  for (int i = 0; s->compiled && i < s->partition.n_subgraphs; i++) {
+    het_provider_inst *p = &s->providers[s->partition.subgraphs[i].provider];
+    if (s->compiled[i] && p->vt->destroy_compiled)
+      p->vt->destroy_compiled(p->state, s->compiled[i]);
+  }
+  for (int i = 0; i < s->n_providers; i++)
+    if (s->providers[i].vt->destroy)
+      s->providers[i].vt->destroy(s->providers[i].state);
+  free(s->compiled);
+  free(s->uses);
+  free(s->inputs);
+  het_graph_destroy(s->graph);
+  het_arena_deinit(&s->arena);
+  free(s);
+}
+
+static het_status het_session_add_providers(het_session *s,
+                                            const het_session_options *o) {
+  static const char *const dflt[] = {"cpu"};
+  const char *const *names = o && o->n_providers ? (const char *const *)o->providers : dflt;
+  int n = o && o->n_providers ? o->n_providers : 1;
+  het_provider_config cfg = {.threads = o ? o->threads : 1};
+  for (int i = 0; i < n; i++) {
+    const het_provider_vtable *vt;
+    HET_TRY(het_registry_find(names[i], &vt));
+    if (vt->abi_version != HET_PROVIDER_ABI_VERSION)
+      return het_error(HET_ERR_INTERNAL, "provider '%s': ABI %u, expected %u",
+                       names[i], vt->abi_version, HET_PROVIDER_ABI_VERSION);
+    s->providers[i].vt = vt;
+    HET_TRY(vt->create(&cfg, &s->providers[i].state));
+    s->n_providers = i + 1;
+  }
+  return HET_OK;
+}
+
+/* Consumer counts per value: the run frees a value after its last use. */
+static het_status het_session_count_uses(het_session *s) {
+  het_graph *g = s->graph;
+  s->uses = calloc((size_t)g->n_values + 1, sizeof *s->uses);
+  s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
+  if (!s->uses || !s->inputs)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] >= 0)
+        s->uses[g->nodes[n].inputs[i]]++;
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_INITIALIZER |
+                              HET_VALUE_GRAPH_INPUT))
+      s->uses[v] = -1;
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!g->values[g->inputs[i]].initializer)
+      s->inputs[s->n_inputs++] = g->inputs[i];
+  return HET_OK;
+}
+
+static het_status het_session_build(het_session *s,
+                                    const het_session_options *o) {
+  HET_TRY(het_graph_infer_shapes(s->graph));
+  HET_TRY(het_session_add_providers(s, o));
+  HET_TRY(het_partition_priority(s->graph, s->providers, s->n_providers,
+                                 &s->arena, &s->partition));
+  s->compiled = calloc((size_t)s->partition.n_subgraphs + 1, sizeof(void *));
+  if (!s->compiled)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+  for (int i = 0; i < s->partition.n_subgraphs; i++) {
+    het_subgraph *sg = &s->partition.subgraphs[i];
+    het_provider_inst *p = &s->providers[sg->provider];
+    HET_TRY(p->vt->compile(p->state, s->graph, sg->nodes, sg->n_nodes,
+                           &s->compiled[i]));
+  }
+  return het_session_count_uses(s);
+}
+
+static het_status het_session_finish(het_graph *g,
+                                     const het_session_options *o,
+                                     het_session **out) {
+  het_session *s = calloc(1, sizeof *s);
+  if (!s) {
+    het_graph_destroy(g);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+  }
+  s->graph = g;
+  het_arena_init(&s->arena);
+  het_status st = het_session_build(s, o);
+  if (st != HET_OK) {
+    het_session_destroy(s);
+    return st;
+  }
+  *out = s;
+  return HET_OK;
+}
+
+het_status het_session_create(het_env *env, const char *path,
+                              const het_session_options *o,
+                              het_session **out) {
+  het_graph *g;
+  if (!env || !path || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_create: NULL argument");
+  HET_TRY(het_onnx_load_file(path, &g));
+  het_status st = het_session_finish(g, o, out);
+  if (st != HET_OK)
+    het_error_wrap(st, "%s", path);
+  return st;
+}
+
+het_status het_session_create_from_memory(het_env *env, const void *data,
+                                          size_t size,
+                                          const het_session_options *o,
+                                          het_session **out) {
+  het_graph *g;
+  if (!env || !data || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_create_from_memory: NULL argument");
+  HET_TRY(het_onnx_load_memory(data, size, NULL, "<memory>", &g));
+  return het_session_finish(g, o, out);
+}
+
+size_t het_session_get_input_count(const het_session *s) {
+  return s ? (size_t)s->n_inputs : 0;
+}
+
+size_t het_session_get_output_count(const het_session *s) {
+  return s ? (size_t)s->graph->n_outputs : 0;
+}
+
+static void het_describe(const het_value *v, het_value_desc *out) {
+  memset(out, 0, sizeof *out);
+  out->name = v->name;
+  out->dtype = v->dtype;
+  out->rank = v->shape.rank;
+  for (int i = 0; i < v->shape.rank; i++) {
+    out->dims[i] = v->shape.dims[i].value;
+    out->dim_names[i] = v->shape.dims[i].symbol;
+  }
+}
+
+het_status het_session_get_input(const het_session *s, size_t index,
+                                 het_value_desc *out) {
+  if (!s || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_get_input: NULL argument");
+  if (index >= (size_t)s->n_inputs)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "input index %zu out of range (%d inputs)", index,
+                     s->n_inputs);
+  het_describe(&s->graph->values[s->inputs[index]], out);
+  return HET_OK;
+}
+
+het_status het_session_get_output(const het_session *s, size_t index,
+                                  het_value_desc *out) {
+  if (!s || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_get_output: NULL argument");
+  if (index >= (size_t)s->graph->n_outputs)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "output index %zu out of range (%d outputs)", index,
+                     s->graph->n_outputs);
+  het_describe(&s->graph->values[s->graph->outputs[index]], out);
+  return HET_OK;
+}
+
+size_t het_session_get_node_count(const het_session *s) {
+  return s ? (size_t)s->graph->n_nodes : 0;
+}
+
+het_status het_session_get_placement(const het_session *s, size_t index,
+                                     het_node_placement *out) {
+  if (!s || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_get_placement: NULL argument");
+  if (index >= (size_t)s->graph->n_nodes)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "node index %zu out of range (%d nodes)", index,
+                     s->graph->n_nodes);
+  int node = s->graph->order[index];
+  out->name = s->graph->nodes[node].name;
+  out->op_type = s->graph->nodes[node].op_type;
+  out->provider = s->providers[s->partition.provider[node]].vt->name;
+  out->reason = s->partition.reason[node];
+  return HET_OK;
+}

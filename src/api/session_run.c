@@ -1,0 +1,159 @@
+/* session_run.c — het_session_run: binds and checks inputs, runs each
+ * subgraph on its provider in order, hands outputs to the caller.
+ * Invariant: every tensor the run allocates is either handed out or freed;
+ * nothing is written to outputs unless the whole run succeeds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/session.h"
+#include "core/status.h"
+#include "executor/run.h"
+
+static het_status het_check_input(const het_value *v, const het_tensor *t) {
+  if (v->dtype != HET_DTYPE_UNDEFINED && t->dtype != v->dtype)
+    return het_error(HET_ERR_TYPE, "input '%s': got %s, model expects %s",
+                     v->name, het_dtype_str(t->dtype), het_dtype_str(v->dtype));
+  if (v->shape.rank < 0)
+    return HET_OK;
+  if (t->rank != v->shape.rank)
+    return het_error(HET_ERR_SHAPE, "input '%s': got rank %d, model expects %d",
+                     v->name, t->rank, v->shape.rank);
+  for (int i = 0; i < t->rank; i++)
+    if (v->shape.dims[i].value >= 0 && v->shape.dims[i].value != t->dims[i])
+      return het_error(HET_ERR_SHAPE,
+                       "input '%s': dim %d is %lld, model expects %lld",
+                       v->name, i, (long long)t->dims[i],
+                       (long long)v->shape.dims[i].value);
+  return HET_OK;
+}
+
+static het_status het_bind_inputs(het_session *s, het_run_ctx *ctx,
+                                  const char *const *names,
+                                  het_tensor *const *inputs, size_t n) {
+  het_graph *g = s->graph;
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].initializer)
+      ctx->values[v] = g->values[v].initializer;
+  for (size_t i = 0; i < n; i++) {
+    if (!names || !names[i] || !inputs || !inputs[i])
+      return het_error(HET_ERR_INVALID_ARGUMENT, "input %zu: NULL name or tensor",
+                       i);
+    int v = het_graph_find_value(g, names[i]);
+    if (v < 0 || !(g->values[v].flags & HET_VALUE_GRAPH_INPUT))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "'%s' is not an input of the model", names[i]);
+    if (!inputs[i]->data && inputs[i]->nbytes)
+      return het_error(HET_ERR_INVALID_ARGUMENT, "input '%s' has no data",
+                       names[i]);
+    HET_TRY(het_check_input(&g->values[v], inputs[i]));
+    ctx->values[v] = inputs[i];
+  }
+  for (int i = 0; i < s->n_inputs; i++) {
+    const het_value *v = &g->values[s->inputs[i]];
+    if (!ctx->values[s->inputs[i]])
+      return het_error(HET_ERR_INVALID_ARGUMENT, "input '%s' is not given",
+                       v->name);
+  }
+  return HET_OK;
+}
+
+static het_status het_find_outputs(het_session *s, const char *const *names,
+                                   size_t n, int *ids) {
+  het_graph *g = s->graph;
+  if (!names) {
+    if (n != (size_t)g->n_outputs)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "%zu outputs requested without names; the model has %d",
+                       n, g->n_outputs);
+    for (size_t i = 0; i < n; i++)
+      ids[i] = g->outputs[i];
+    return HET_OK;
+  }
+  for (size_t i = 0; i < n; i++) {
+    int v = names[i] ? het_graph_find_value(g, names[i]) : -1;
+    if (v < 0 || !(g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "'%s' is not an output of the model",
+                       names[i] ? names[i] : "(null)");
+    ids[i] = v;
+  }
+  return HET_OK;
+}
+
+/* Moves run-owned output tensors to the caller, cloning the rest (graph
+ * inputs, initializers, or an output requested twice). */
+static het_status het_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
+                                   het_tensor **outputs) {
+  for (size_t i = 0; i < n; i++) {
+    het_tensor *t = ctx->values[ids[i]];
+    if (!t)
+      return het_error(HET_ERR_INTERNAL, "output '%s' was not computed",
+                       ctx->graph->values[ids[i]].name);
+    if (ctx->owned[ids[i]]) {
+      outputs[i] = t;
+      ctx->owned[ids[i]] = false;
+    } else {
+      het_status st = het_tensor_clone(t, &outputs[i]);
+      if (st != HET_OK) {
+        for (size_t k = 0; k < i; k++) {
+          het_tensor_destroy(outputs[k]);
+          outputs[k] = NULL;
+        }
+        return st;
+      }
+    }
+  }
+  return HET_OK;
+}
+
+het_status het_session_execute(het_session *s, const char *const *in_names,
+                               het_tensor *const *inputs, size_t n_in,
+                               const char *const *out_names, size_t n_out,
+                               het_tensor **outputs) {
+  het_graph *g = s->graph;
+  size_t nv = (size_t)g->n_values + 1;
+  het_run_ctx ctx = {.graph = g};
+  het_tensor **result = calloc(n_out + 1, sizeof *result);
+  int *ids = calloc(n_out + 1, sizeof *ids);
+  ctx.values = calloc(nv, sizeof *ctx.values);
+  ctx.remaining_uses = malloc(nv * sizeof *ctx.remaining_uses);
+  ctx.owned = calloc(nv, sizeof *ctx.owned);
+  het_status st = HET_OK;
+  if (!result || !ids || !ctx.values || !ctx.remaining_uses || !ctx.owned) {
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "run: out of memory");
+    goto fail;
+  }
+  memcpy(ctx.remaining_uses, s->uses, (size_t)g->n_values * sizeof(int));
+  st = het_find_outputs(s, out_names, n_out, ids);
+  if (st == HET_OK)
+    st = het_bind_inputs(s, &ctx, in_names, inputs, n_in);
+  for (int i = 0; st == HET_OK && i < s->partition.n_subgraphs; i++) {
+    het_provider_inst *p = &s->providers[s->partition.subgraphs[i].provider];
+    st = p->vt->run(p->state, s->compiled[i], &ctx);
+  }
+  if (st == HET_OK)
+    st = het_take_outputs(&ctx, ids, n_out, result);
+  if (st == HET_OK)
+    memcpy(outputs, result, n_out * sizeof *outputs);
+fail:
+  for (int v = 0; ctx.owned && v < g->n_values; v++)
+    if (ctx.owned[v])
+      het_tensor_destroy(ctx.values[v]);
+  free(ctx.values);
+  free(ctx.remaining_uses);
+  free(ctx.owned);
+  free(result);
+  free(ids);
+  return st;
+}
+
+het_status het_session_run(het_session *s, const char *const *input_names,
+                           het_tensor *const *inputs, size_t n_inputs,
+                           const char *const *output_names, size_t n_outputs,
+                           het_tensor **outputs) {
+  if (!s || !outputs || (n_inputs && (!input_names || !inputs)))
+    return het_error(HET_ERR_INVALID_ARGUMENT, "het_session_run: NULL argument");
+  return het_session_execute(s, input_names, inputs, n_inputs, output_names,
+                             n_outputs, outputs);
+}

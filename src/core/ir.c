@@ -1,0 +1,369 @@
+/* ir.c — graph construction, value lookup, validation and topological
+ * order.  Invariants: name_index holds every value (power-of-two table,
+ * load <= 1/2); values and nodes arrays only grow.
+ */
+#include "core/ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/status.h"
+
+het_status het_graph_create(het_graph **out) {
+  het_graph *g = calloc(1, sizeof *g);
+  if (!g)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot allocate graph");
+  het_arena_init(&g->arena);
+  g->name = "";
+  g->producer_name = "";
+  *out = g;
+  return HET_OK;
+}
+
+static void het_attr_deinit(het_attr *a) {
+  het_tensor_destroy(a->t);
+  for (size_t i = 0; a->tensors && i < a->n; i++)
+    het_tensor_destroy(a->tensors[i]);
+}
+
+void het_graph_destroy(het_graph *g) {
+  if (!g)
+    return;
+  for (int i = 0; i < g->n_values; i++)
+    het_tensor_destroy(g->values[i].initializer);
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int a = 0; a < g->nodes[i].n_attrs; a++)
+      het_attr_deinit(&g->nodes[i].attrs[a]);
+  for (int i = 0; i < g->n_subgraphs; i++)
+    het_graph_destroy(g->subgraphs[i]);
+  free(g->subgraphs);
+  free(g->values);
+  free(g->nodes);
+  free(g->order);
+  free(g->name_index);
+  het_arena_deinit(&g->arena);
+  free(g);
+}
+
+static uint64_t het_name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static void het_index_put(int *index, int cap, const het_value *values,
+                          int id) {
+  size_t mask = (size_t)cap - 1;
+  size_t i = het_name_hash(values[id].name) & mask;
+  while (index[i] >= 0)
+    i = (i + 1) & mask;
+  index[i] = id;
+}
+
+static het_status het_index_grow(het_graph *g) {
+  int cap = g->name_index_cap ? g->name_index_cap * 2 : 64;
+  int *index = malloc((size_t)cap * sizeof *index);
+  if (!index)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot grow value index");
+  for (int i = 0; i < cap; i++)
+    index[i] = -1;
+  for (int id = 0; id < g->n_values; id++)
+    het_index_put(index, cap, g->values, id);
+  free(g->name_index);
+  g->name_index = index;
+  g->name_index_cap = cap;
+  return HET_OK;
+}
+
+int het_graph_find_value(het_graph *g, const char *name) {
+  if (!g->name_index_cap)
+    return -1;
+  size_t mask = (size_t)g->name_index_cap - 1;
+  size_t i = het_name_hash(name) & mask;
+  while (g->name_index[i] >= 0) {
+    if (strcmp(g->values[g->name_index[i]].name, name) == 0)
+      return g->name_index[i];
+    i = (i + 1) & mask;
+  }
+  return -1;
+}
+
+het_status het_graph_intern_value(het_graph *g, const char *name, int *id) {
+  int found = het_graph_find_value(g, name);
+  if (found >= 0) {
+    *id = found;
+    return HET_OK;
+  }
+  if (g->n_values == g->cap_values) {
+    int cap = g->cap_values ? g->cap_values * 2 : 64;
+    het_value *v = realloc(g->values, (size_t)cap * sizeof *v);
+    if (!v)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "cannot grow value table");
+    g->values = v;
+    g->cap_values = cap;
+  }
+  if ((g->n_values + 1) * 2 > g->name_index_cap)
+    HET_TRY(het_index_grow(g));
+  het_value *v = &g->values[g->n_values];
+  memset(v, 0, sizeof *v);
+  v->name = het_arena_strdup(&g->arena, name);
+  if (!v->name)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot copy value name");
+  v->dtype = HET_DTYPE_UNDEFINED;
+  v->shape.rank = -1;
+  v->producer = -1;
+  het_index_put(g->name_index, g->name_index_cap, g->values, g->n_values);
+  *id = g->n_values++;
+  return HET_OK;
+}
+
+het_status het_graph_add_node(het_graph *g, const het_node *node, int *id) {
+  for (int o = 0; o < node->n_outputs; o++) {
+    int v = node->outputs[o];
+    if (v < 0)
+      continue;
+    if (v >= g->n_values)
+      return het_error(HET_ERR_INTERNAL, "node '%s': bad output id %d",
+                       node->name, v);
+    const het_value *val = &g->values[v];
+    if (val->producer >= 0)
+      return het_error(HET_ERR_INVALID_MODEL,
+                       "node '%s': output '%s' is already produced by node "
+                       "'%s'",
+                       node->name, val->name, g->nodes[val->producer].name);
+    if (val->flags & (HET_VALUE_INITIALIZER | HET_VALUE_GRAPH_INPUT))
+      return het_error(HET_ERR_INVALID_MODEL,
+                       "node '%s': output '%s' is also a graph input or "
+                       "initializer",
+                       node->name, val->name);
+  }
+  if (g->n_nodes == g->cap_nodes) {
+    int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+    het_node *n = realloc(g->nodes, (size_t)cap * sizeof *n);
+    if (!n)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "cannot grow node table");
+    g->nodes = n;
+    g->cap_nodes = cap;
+  }
+  int nid = g->n_nodes++;
+  g->nodes[nid] = *node;
+  for (int o = 0; o < node->n_outputs; o++)
+    if (node->outputs[o] >= 0)
+      g->values[node->outputs[o]].producer = nid;
+  if (id)
+    *id = nid;
+  return HET_OK;
+}
+
+het_status het_graph_adopt_subgraph(het_graph *g, het_graph *sub) {
+  if (g->n_subgraphs == g->cap_subgraphs) {
+    int cap = g->cap_subgraphs ? g->cap_subgraphs * 2 : 4;
+    het_graph **s = realloc(g->subgraphs, (size_t)cap * sizeof *s);
+    if (!s)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "cannot grow subgraph list");
+    g->subgraphs = s;
+    g->cap_subgraphs = cap;
+  }
+  g->subgraphs[g->n_subgraphs++] = sub;
+  return HET_OK;
+}
+
+int64_t het_graph_opset(const het_graph *g, const char *domain) {
+  bool onnx = !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+  for (int i = 0; i < g->n_opsets; i++) {
+    const char *d = g->opsets[i].domain;
+    bool d_onnx = !d || !*d || strcmp(d, "ai.onnx") == 0;
+    if (onnx ? d_onnx : (d && strcmp(d, domain) == 0))
+      return g->opsets[i].version;
+  }
+  return 0;
+}
+
+/* True when name resolves in an enclosing graph (subgraph outer scope). */
+static bool het_outer_has(const het_graph *outer, const char *name) {
+  return outer && het_graph_find_value((het_graph *)outer, name) >= 0;
+}
+
+/* Pass 1 of validation: every consumed value has a source. */
+static het_status het_validate_sources(het_graph *g, const het_graph *outer) {
+  for (int n = 0; n < g->n_nodes; n++) {
+    const het_node *node = &g->nodes[n];
+    for (int i = 0; i < node->n_inputs; i++) {
+      int v = node->inputs[i];
+      if (v < 0)
+        continue;
+      const het_value *val = &g->values[v];
+      if (val->producer < 0 &&
+          !(val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)) &&
+          !het_outer_has(outer, val->name))
+        return het_error(HET_ERR_INVALID_MODEL,
+                         "node '%s' (%s): input %d '%s' is not produced by "
+                         "any node, graph input or initializer",
+                         node->name, node->op_type, i, val->name);
+    }
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    const het_value *val = &g->values[g->outputs[i]];
+    if (val->producer < 0 &&
+        !(val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)) &&
+        !het_outer_has(outer, val->name))
+      return het_error(HET_ERR_INVALID_MODEL,
+                       "graph output '%s' is not produced by any node",
+                       val->name);
+  }
+  return HET_OK;
+}
+
+/* Pass 2: Kahn's algorithm in node order (stable for ties). */
+static het_status het_validate_order(het_graph *g) {
+  int n = g->n_nodes;
+  int *indeg = calloc((size_t)n + 1, sizeof *indeg);
+  int *order = malloc(((size_t)n + 1) * sizeof *order);
+  int *queue = malloc(((size_t)n + 1) * sizeof *queue);
+  het_status st = HET_OK;
+  if (!indeg || !order || !queue) {
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+    goto fail;
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+      int v = g->nodes[i].inputs[k];
+      if (v >= 0 && g->values[v].producer >= 0)
+        indeg[i]++;
+    }
+  int head = 0, tail = 0, done = 0;
+  for (int i = 0; i < n; i++)
+    if (indeg[i] == 0)
+      queue[tail++] = i;
+  /* Edges value→consumers: build CSR once. */
+  int *cnt = calloc((size_t)g->n_values + 1, sizeof *cnt);
+  int *adj = NULL;
+  if (!cnt) {
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+    goto fail;
+  }
+  size_t edges = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++)
+      if (g->nodes[i].inputs[k] >= 0) {
+        cnt[g->nodes[i].inputs[k] + 1]++;
+        edges++;
+      }
+  for (int v = 0; v < g->n_values; v++)
+    cnt[v + 1] += cnt[v];
+  adj = malloc((edges + 1) * sizeof *adj);
+  int *fill = calloc((size_t)g->n_values + 1, sizeof *fill);
+  if (!adj || !fill) {
+    free(fill);
+    free(cnt);
+    free(adj);
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+    goto fail;
+  }
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+      int v = g->nodes[i].inputs[k];
+      if (v >= 0)
+        adj[cnt[v] + fill[v]++] = i;
+    }
+  while (head < tail) {
+    int i = queue[head++];
+    order[done++] = i;
+    const het_node *node = &g->nodes[i];
+    for (int o = 0; o < node->n_outputs; o++) {
+      int v = node->outputs[o];
+      if (v < 0)
+        continue;
+      for (int e = cnt[v]; e < cnt[v + 1]; e++)
+        if (--indeg[adj[e]] == 0)
+          queue[tail++] = adj[e];
+    }
+  }
+  free(fill);
+  free(cnt);
+  free(adj);
+  if (done < n) {
+    int bad = 0;
+    while (bad < n && indeg[bad] == 0)
+      bad++;
+    st = het_error(HET_ERR_INVALID_MODEL,
+                   "graph '%s' has a cycle through node '%s' (%s)", g->name,
+                   g->nodes[bad].name, g->nodes[bad].op_type);
+    goto fail;
+  }
+  free(g->order);
+  g->order = order;
+  order = NULL;
+fail:
+  free(indeg);
+  free(order);
+  free(queue);
+  return st;
+}
+
+het_status het_graph_validate(het_graph *g, const het_graph *outer) {
+  /* Value names are unique by construction (interning).  Node names may
+   * repeat, as ONNX allows; messages also give the op type. */
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (!g->nodes[i].name || !g->nodes[i].op_type)
+      return het_error(HET_ERR_INVALID_MODEL, "node %d has no name or op",
+                       i);
+  }
+  HET_TRY(het_validate_sources(g, outer));
+  return het_validate_order(g);
+}
+
+const het_attr *het_node_find_attr(const het_node *n, const char *name) {
+  for (int i = 0; i < n->n_attrs; i++)
+    if (strcmp(n->attrs[i].name, name) == 0)
+      return &n->attrs[i];
+  return NULL;
+}
+
+int64_t het_node_attr_int(const het_node *n, const char *name, int64_t dflt) {
+  const het_attr *a = het_node_find_attr(n, name);
+  return a && a->type == HET_ATTR_INT ? a->i : dflt;
+}
+
+float het_node_attr_float(const het_node *n, const char *name, float dflt) {
+  const het_attr *a = het_node_find_attr(n, name);
+  if (!a)
+    return dflt;
+  if (a->type == HET_ATTR_FLOAT)
+    return a->f;
+  if (a->type == HET_ATTR_INT)
+    return (float)a->i;
+  return dflt;
+}
+
+const char *het_node_attr_string(const het_node *n, const char *name) {
+  const het_attr *a = het_node_find_attr(n, name);
+  return a && a->type == HET_ATTR_STRING ? a->s : NULL;
+}
+
+const int64_t *het_node_attr_ints(const het_node *n, const char *name,
+                                  size_t *count) {
+  const het_attr *a = het_node_find_attr(n, name);
+  if (!a || a->type != HET_ATTR_INTS) {
+    *count = 0;
+    return NULL;
+  }
+  *count = a->n;
+  return a->ints;
+}
+
+const float *het_node_attr_floats(const het_node *n, const char *name,
+                                  size_t *count) {
+  const het_attr *a = het_node_find_attr(n, name);
+  if (!a || a->type != HET_ATTR_FLOATS) {
+    *count = 0;
+    return NULL;
+  }
+  *count = a->n;
+  return a->floats;
+}
+
+int het_node_input(const het_node *n, int i) {
+  return i >= 0 && i < n->n_inputs ? n->inputs[i] : -1;
+}

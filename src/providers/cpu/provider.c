@@ -1,0 +1,180 @@
+/* provider.c — the CPU execution provider: claims nodes that have a CPU
+ * kernel, compiles a subgraph into per-node kernel states and runs it on
+ * the host.  Invariant: a compiled subgraph is immutable after compile, so
+ * concurrent runs share it safely.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "executor/run.h"
+#include "providers/cpu/cpu.h"
+#include "providers/cpu/kernel.h"
+
+typedef struct het_cpu_state {
+  int threads;
+} het_cpu_state;
+
+typedef struct het_cpu_compiled {
+  const het_graph *graph;
+  int n_nodes;
+  int *nodes;
+  const het_cpu_kernel **kernels;
+  void **states;
+} het_cpu_compiled;
+
+static het_status het_cpu_create(const het_provider_config *config,
+                                 void **state) {
+  het_cpu_state *s = calloc(1, sizeof *s);
+  if (!s)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+  s->threads = config && config->threads > 0 ? config->threads : 1;
+  *state = s;
+  return HET_OK;
+}
+
+static void het_cpu_destroy(void *state) { free(state); }
+
+static het_status het_cpu_get_capability(void *state, const het_graph *graph,
+                                         het_claim *claims) {
+  (void)state;
+  for (int n = 0; n < graph->n_nodes; n++) {
+    const het_node *node = &graph->nodes[n];
+    het_claim *c = &claims[n];
+    const het_cpu_kernel *k = het_cpu_kernel_find(node->domain, node->op_type);
+    if (!k) {
+      c->claimed = false;
+      snprintf(c->reason, sizeof c->reason, "no CPU kernel for %s%s%s",
+               *node->domain ? node->domain : "", *node->domain ? "." : "",
+               node->op_type);
+      continue;
+    }
+    if (k->supports &&
+        !k->supports(graph, node, c->reason, sizeof c->reason)) {
+      c->claimed = false;
+      continue;
+    }
+    c->claimed = true;
+    snprintf(c->reason, sizeof c->reason, "CPU kernel for %s", node->op_type);
+  }
+  return HET_OK;
+}
+
+static void het_cpu_destroy_compiled(void *state, void *compiled) {
+  (void)state;
+  het_cpu_compiled *c = compiled;
+  if (!c)
+    return;
+  for (int i = 0; i < c->n_nodes; i++)
+    if (c->states && c->states[i] && c->kernels[i]->destroy_state)
+      c->kernels[i]->destroy_state(c->states[i]);
+  free(c->nodes);
+  free(c->kernels);
+  free(c->states);
+  free(c);
+}
+
+static het_status het_cpu_compile(void *state, const het_graph *graph,
+                                  const int *nodes, int n_nodes, void **out) {
+  het_status st = HET_OK;
+  het_cpu_compiled *c = calloc(1, sizeof *c);
+  if (!c)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+  c->graph = graph;
+  c->nodes = malloc(((size_t)n_nodes + 1) * sizeof *c->nodes);
+  c->kernels = calloc((size_t)n_nodes + 1, sizeof *c->kernels);
+  c->states = calloc((size_t)n_nodes + 1, sizeof *c->states);
+  if (!c->nodes || !c->kernels || !c->states) {
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+    goto fail;
+  }
+  for (int i = 0; i < n_nodes; i++) {
+    const het_node *node = &graph->nodes[nodes[i]];
+    c->nodes[i] = nodes[i];
+    c->kernels[i] = het_cpu_kernel_find(node->domain, node->op_type);
+    c->n_nodes = i + 1;
+    if (!c->kernels[i]) {
+      st = het_error(HET_ERR_UNSUPPORTED, "node '%s': no CPU kernel for %s",
+                     node->name, node->op_type);
+      goto fail;
+    }
+    if (c->kernels[i]->prepare) {
+      st = c->kernels[i]->prepare(graph, node, &c->states[i]);
+      if (st != HET_OK)
+        goto fail;
+    }
+  }
+  *out = c;
+  return HET_OK;
+fail:
+  het_cpu_destroy_compiled(state, c);
+  return st;
+}
+
+static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
+                                   int i, het_run_ctx *ctx) {
+  const het_node *node = &c->graph->nodes[c->nodes[i]];
+  het_tensor *in_small[16], *out_small[16];
+  het_tensor **in = in_small, **out = out_small;
+  het_status st = HET_OK;
+  if (node->n_inputs > 16 || node->n_outputs > 16) {
+    in = calloc((size_t)node->n_inputs + 1, sizeof *in);
+    out = calloc((size_t)node->n_outputs + 1, sizeof *out);
+    if (!in || !out) {
+      st = het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
+                     node->name);
+      goto fail;
+    }
+  }
+  st = het_run_prepare_outputs(ctx, node, out);
+  if (st != HET_OK)
+    goto fail;
+  for (int k = 0; k < node->n_inputs; k++)
+    in[k] = het_run_input(ctx, node, k);
+  het_cpu_kernel_ctx kc = {
+      .node = node,
+      .opset = node->opset,
+      .n_inputs = node->n_inputs,
+      .inputs = in,
+      .n_outputs = node->n_outputs,
+      .outputs = out,
+      .state = c->states[i],
+      .threads = s->threads,
+      .run = ctx,
+  };
+  st = c->kernels[i]->run(&kc);
+  if (st != HET_OK)
+    goto fail;
+  for (int o = 0; o < node->n_outputs; o++)
+    if (out[o] && !out[o]->data) {
+      st = het_error(HET_ERR_INTERNAL, "node '%s' (%s): output %d not sized",
+                     node->name, node->op_type, o);
+      goto fail;
+    }
+  het_run_release_inputs(ctx, node);
+fail:
+  if (in != in_small)
+    free(in);
+  if (out != out_small)
+    free(out);
+  return st;
+}
+
+static het_status het_cpu_run(void *state, void *compiled, het_run_ctx *ctx) {
+  het_cpu_compiled *c = compiled;
+  for (int i = 0; i < c->n_nodes; i++)
+    HET_TRY(het_cpu_run_node(state, c, i, ctx));
+  return HET_OK;
+}
+
+const het_provider_vtable het_cpu_provider = {
+    .abi_version = HET_PROVIDER_ABI_VERSION,
+    .name = "cpu",
+    .device_kind = HET_DEVICE_CPU,
+    .create = het_cpu_create,
+    .destroy = het_cpu_destroy,
+    .get_capability = het_cpu_get_capability,
+    .estimate_cost = NULL,
+    .compile = het_cpu_compile,
+    .run = het_cpu_run,
+    .destroy_compiled = het_cpu_destroy_compiled,
+};
