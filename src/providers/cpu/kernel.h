@@ -50,6 +50,7 @@ extern const het_cpu_kernel het_cpu_kernels_linalg[];
 extern const het_cpu_kernel het_cpu_kernels_tensor[];
 extern const het_cpu_kernel het_cpu_kernels_reduce[];
 extern const het_cpu_kernel het_cpu_kernels_control[];
+extern const het_cpu_kernel het_cpu_kernels_signal[];
 
 /* NULL when no kernel exists for the op. */
 const het_cpu_kernel *het_cpu_kernel_find(const char *domain,
