@@ -8,6 +8,7 @@
 
 #include "core/infer.h"
 #include "core/status.h"
+#include "executor/run.h"
 #include "onnx/loader.h"
 
 void het_session_destroy(het_session *s) {
@@ -63,6 +64,7 @@ static het_status het_session_count_uses(het_session *s) {
     if (g->values[v].flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_INITIALIZER |
                               HET_VALUE_GRAPH_INPUT))
       s->uses[v] = -1;
+  het_run_mark_outer_uses(g, s->uses);
   for (int i = 0; i < g->n_inputs; i++)
     if (!g->values[g->inputs[i]].initializer)
       s->inputs[s->n_inputs++] = g->inputs[i];

@@ -32,9 +32,6 @@ static het_status het_bind_inputs(het_session *s, het_run_ctx *ctx,
                                   const char *const *names,
                                   het_tensor *const *inputs, size_t n) {
   het_graph *g = s->graph;
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].initializer)
-      ctx->values[v] = g->values[v].initializer;
   for (size_t i = 0; i < n; i++) {
     if (!names || !names[i] || !inputs || !inputs[i])
       return het_error(HET_ERR_INVALID_ARGUMENT, "input %zu: NULL name or tensor",
@@ -81,50 +78,21 @@ static het_status het_find_outputs(het_session *s, const char *const *names,
   return HET_OK;
 }
 
-/* Moves run-owned output tensors to the caller, cloning the rest (graph
- * inputs, initializers, or an output requested twice). */
-static het_status het_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
-                                   het_tensor **outputs) {
-  for (size_t i = 0; i < n; i++) {
-    het_tensor *t = ctx->values[ids[i]];
-    if (!t)
-      return het_error(HET_ERR_INTERNAL, "output '%s' was not computed",
-                       ctx->graph->values[ids[i]].name);
-    if (ctx->owned[ids[i]]) {
-      outputs[i] = t;
-      ctx->owned[ids[i]] = false;
-    } else {
-      het_status st = het_tensor_clone(t, &outputs[i]);
-      if (st != HET_OK) {
-        for (size_t k = 0; k < i; k++) {
-          het_tensor_destroy(outputs[k]);
-          outputs[k] = NULL;
-        }
-        return st;
-      }
-    }
-  }
-  return HET_OK;
-}
-
 het_status het_session_execute(het_session *s, const char *const *in_names,
                                het_tensor *const *inputs, size_t n_in,
                                const char *const *out_names, size_t n_out,
                                het_tensor **outputs) {
-  het_graph *g = s->graph;
-  size_t nv = (size_t)g->n_values + 1;
-  het_run_ctx ctx = {.graph = g};
+  het_run_ctx ctx;
   het_tensor **result = calloc(n_out + 1, sizeof *result);
   int *ids = calloc(n_out + 1, sizeof *ids);
-  ctx.values = calloc(nv, sizeof *ctx.values);
-  ctx.remaining_uses = malloc(nv * sizeof *ctx.remaining_uses);
-  ctx.owned = calloc(nv, sizeof *ctx.owned);
-  het_status st = HET_OK;
-  if (!result || !ids || !ctx.values || !ctx.remaining_uses || !ctx.owned) {
-    st = het_error(HET_ERR_OUT_OF_MEMORY, "run: out of memory");
-    goto fail;
+  if (!result || !ids) {
+    free(result);
+    free(ids);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "run: out of memory");
   }
-  memcpy(ctx.remaining_uses, s->uses, (size_t)g->n_values * sizeof(int));
+  het_status st = het_run_ctx_init(&ctx, s->graph, s->uses, NULL);
+  if (st != HET_OK)
+    goto fail;
   st = het_find_outputs(s, out_names, n_out, ids);
   if (st == HET_OK)
     st = het_bind_inputs(s, &ctx, in_names, inputs, n_in);
@@ -133,16 +101,11 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
     st = p->vt->run(p->state, s->compiled[i], &ctx);
   }
   if (st == HET_OK)
-    st = het_take_outputs(&ctx, ids, n_out, result);
+    st = het_run_take_outputs(&ctx, ids, n_out, result);
   if (st == HET_OK)
     memcpy(outputs, result, n_out * sizeof *outputs);
+  het_run_ctx_deinit(&ctx);
 fail:
-  for (int v = 0; ctx.owned && v < g->n_values; v++)
-    if (ctx.owned[v])
-      het_tensor_destroy(ctx.values[v]);
-  free(ctx.values);
-  free(ctx.remaining_uses);
-  free(ctx.owned);
   free(result);
   free(ids);
   return st;

@@ -149,6 +149,14 @@ void het_tensor_destroy(het_tensor *tensor) {
   free(tensor);
 }
 
+void het_tensor_move_into(het_tensor *dst, het_tensor *src) {
+  het_tensor_reset(dst);
+  *dst = *src;
+  src->owned = false;
+  src->data = NULL;
+  het_tensor_destroy(src);
+}
+
 int64_t het_tensor_count(const het_tensor *t) {
   return het_dims_count(t->dims, t->rank);
 }

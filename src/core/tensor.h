@@ -46,6 +46,10 @@ void het_tensor_reset(het_tensor *t);
 
 int64_t het_tensor_count(const het_tensor *t);
 
+/* Moves src's shape and storage into dst (releasing what dst owned) and
+ * destroys the src shell. */
+void het_tensor_move_into(het_tensor *dst, het_tensor *src);
+
 /* Element i as int64 (integers, bool, floats truncated). For reading
  * shape-like inputs (Reshape's shape, Slice's starts...). */
 int64_t het_tensor_get_i64(const het_tensor *t, int64_t i);

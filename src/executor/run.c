@@ -8,6 +8,63 @@
 
 #include "core/status.h"
 
+het_status het_run_ctx_init(het_run_ctx *ctx, const het_graph *g,
+                            const int *uses, const het_run_ctx *outer) {
+  size_t nv = (size_t)g->n_values + 1;
+  memset(ctx, 0, sizeof *ctx);
+  ctx->graph = g;
+  ctx->outer = outer;
+  ctx->values = calloc(nv, sizeof *ctx->values);
+  ctx->remaining_uses = malloc(nv * sizeof *ctx->remaining_uses);
+  ctx->owned = calloc(nv, sizeof *ctx->owned);
+  if (!ctx->values || !ctx->remaining_uses || !ctx->owned) {
+    het_run_ctx_deinit(ctx);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "run: out of memory");
+  }
+  memcpy(ctx->remaining_uses, uses, (size_t)g->n_values * sizeof *uses);
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].initializer)
+      ctx->values[v] = g->values[v].initializer;
+  return HET_OK;
+}
+
+void het_run_ctx_deinit(het_run_ctx *ctx) {
+  for (int v = 0; ctx->owned && v < ctx->graph->n_values; v++)
+    if (ctx->owned[v])
+      het_tensor_destroy(ctx->values[v]);
+  free(ctx->values);
+  free(ctx->remaining_uses);
+  free(ctx->owned);
+  ctx->values = NULL;
+  ctx->remaining_uses = NULL;
+  ctx->owned = NULL;
+}
+
+het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
+                                het_tensor **outputs) {
+  for (size_t i = 0; i < n; i++) {
+    het_tensor *t = ctx->values[ids[i]];
+    het_status st = HET_OK;
+    if (!t)
+      st = het_error(HET_ERR_INTERNAL, "output '%s' was not computed",
+                     ctx->graph->values[ids[i]].name);
+    else if (ctx->owned[ids[i]]) {
+      outputs[i] = t;
+      ctx->owned[ids[i]] = false; /* values[] still reads it for repeats */
+      continue;
+    } else
+      st = het_tensor_clone(t, &outputs[i]);
+    if (st != HET_OK) {
+      for (size_t k = 0; k < i; k++) {
+        het_tensor_destroy(outputs[k]);
+        outputs[k] = NULL;
+      }
+      return st;
+    }
+  }
+  return HET_OK;
+}
+
 het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i) {
   int v = het_node_input(node, i);
   return v >= 0 ? ctx->values[v] : NULL;
@@ -102,4 +159,42 @@ void het_run_release_inputs(het_run_ctx *ctx, const het_node *node) {
     if (v >= 0 && ctx->remaining_uses[v] == 0)
       het_run_drop(ctx, v);
   }
+}
+
+het_tensor *het_run_lookup_outer(const het_run_ctx *ctx, const char *name) {
+  for (; ctx; ctx = ctx->outer) {
+    int v = het_graph_find_value((het_graph *)ctx->graph, name);
+    if (v >= 0 && ctx->values[v])
+      return ctx->values[v];
+  }
+  return NULL;
+}
+
+/* Marks, in top, the values that sub (nested in top) reads from outside. */
+static void het_mark_subgraph(const het_graph *top, const het_graph *sub,
+                              int *uses) {
+  for (int v = 0; v < sub->n_values; v++) {
+    const het_value *val = &sub->values[v];
+    if (val->producer >= 0 ||
+        (val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)))
+      continue;
+    int outer = het_graph_find_value((het_graph *)top, val->name);
+    if (outer >= 0)
+      uses[outer] = -1;
+  }
+  for (int n = 0; n < sub->n_nodes; n++)
+    for (int a = 0; a < sub->nodes[n].n_attrs; a++) {
+      const het_attr *at = &sub->nodes[n].attrs[a];
+      if (at->type == HET_ATTR_GRAPH && at->g)
+        het_mark_subgraph(top, at->g, uses);
+    }
+}
+
+void het_run_mark_outer_uses(const het_graph *g, int *uses) {
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int a = 0; a < g->nodes[n].n_attrs; a++) {
+      const het_attr *at = &g->nodes[n].attrs[a];
+      if (at->type == HET_ATTR_GRAPH && at->g)
+        het_mark_subgraph(g, at->g, uses);
+    }
 }

@@ -12,10 +12,23 @@
 
 struct het_run_ctx {
   const het_graph *graph;
+  const struct het_run_ctx *outer; /* enclosing run (subgraph bodies) */
   het_tensor **values;   /* n_values entries */
   int *remaining_uses;   /* consumers left per value; -1 = keep */
   bool *owned;           /* values[id] is owned by the run */
 };
+
+/* Sets up an empty value table for g: uses (per value, -1 = keep) is
+ * copied; initializers are bound (borrowed).  outer may be NULL. */
+het_status het_run_ctx_init(het_run_ctx *ctx, const het_graph *g,
+                            const int *uses, const het_run_ctx *outer);
+/* Frees every tensor the run still owns and the table itself. */
+void het_run_ctx_deinit(het_run_ctx *ctx);
+
+/* Moves run-owned tensors of values ids[0..n) to the caller (outputs[i],
+ * caller owns), cloning borrowed ones.  All or nothing. */
+het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
+                                het_tensor **outputs);
 
 /* Input i of node, or NULL when omitted. */
 het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i);
@@ -26,6 +39,13 @@ het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i);
  * receives node->n_outputs pointers (NULL for omitted outputs). */
 het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
                                    het_tensor **outputs);
+
+/* The tensor bound to name in ctx or an enclosing run; NULL if none. */
+het_tensor *het_run_lookup_outer(const het_run_ctx *ctx, const char *name);
+
+/* Sets uses[v] = -1 for every value of g that a subgraph of g (at any
+ * depth) reads from an enclosing scope, so a run keeps it alive. */
+void het_run_mark_outer_uses(const het_graph *g, int *uses);
 
 /* Marks node's inputs as consumed; frees those with no uses left. */
 void het_run_release_inputs(het_run_ctx *ctx, const het_node *node);

@@ -166,6 +166,19 @@ static het_status het_cpu_run(void *state, void *compiled, het_run_ctx *ctx) {
   return HET_OK;
 }
 
+het_status het_cpu_graph_compile(const het_graph *g, void **out) {
+  return het_cpu_compile(NULL, g, g->order, g->n_nodes, out);
+}
+
+het_status het_cpu_graph_run(void *compiled, int threads, het_run_ctx *ctx) {
+  het_cpu_state s = {.threads = threads};
+  return het_cpu_run(&s, compiled, ctx);
+}
+
+void het_cpu_graph_destroy(void *compiled) {
+  het_cpu_destroy_compiled(NULL, compiled);
+}
+
 const het_provider_vtable het_cpu_provider = {
     .abi_version = HET_PROVIDER_ABI_VERSION,
     .name = "cpu",
