@@ -102,9 +102,9 @@ typedef struct het_graph {
   int n_values, cap_values;
   het_node *nodes;   /* malloc'd, grows */
   int n_nodes, cap_nodes;
-  int *inputs;       /* graph inputs in declared order (value ids) */
+  int *inputs;       /* graph inputs in declared order (value ids; arena) */
   int n_inputs;
-  int *outputs;      /* graph outputs in declared order */
+  int *outputs;      /* graph outputs in declared order (arena) */
   int n_outputs;
   int *order;        /* topological order, filled by het_graph_validate */
   het_opset_import *opsets;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test.sh — the full check, as CI runs it (.ci/run): installs dependencies,
+# builds Release in build/ and a sanitizer build (ASan+UBSan) in build-asan/,
+# runs the unit tests under the sanitizers, then every CTest test of the
+# Release build (unit, the ONNX backend suites, whole models, resnet18).
+# Exits non-zero when anything fails; the output ends with ctest's summary.
+# Environment: HETRT_CMAKE_ARGS (extra configure arguments, word-split),
+# HETRT_BUILD_DIR (default build), HETRT_ASAN_DIR (default build-asan).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc 2>/dev/null || echo 2)
+BUILD=${HETRT_BUILD_DIR:-build}
+ASAN=${HETRT_ASAN_DIR:-build-asan}
+read -r -a EXTRA <<<"${HETRT_CMAKE_ARGS:-}"
+status=0
+
+step() { echo; echo "== $*"; }
+
+step "installing dependencies"
+bash scripts/install-deps.sh || exit 1
+
+step "sanitizer build ($ASAN, HETRT_SANITIZE=ON) and unit tests"
+if cmake -S . -B "$ASAN" -DCMAKE_BUILD_TYPE=Debug -DHETRT_SANITIZE=ON "${EXTRA[@]}" >/dev/null &&
+   cmake --build "$ASAN" -j"$JOBS"; then
+  (cd "$ASAN" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest -L unit -j"$JOBS" --output-on-failure) || { status=1; echo "test.sh: sanitizer unit tests FAILED"; }
+else
+  status=1
+  echo "test.sh: sanitizer build FAILED"
+fi
+
+step "Release build ($BUILD) and all tests"
+if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" >/dev/null &&
+   cmake --build "$BUILD" -j"$JOBS"; then
+  [ "$status" -ne 0 ] && echo "test.sh: note: the sanitizer stage above failed"
+  (cd "$BUILD" && ctest -j"$JOBS" --output-on-failure) || status=1
+else
+  echo "test.sh: Release build FAILED"
+  status=1
+fi
+exit "$status"

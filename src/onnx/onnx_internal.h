@@ -1,0 +1,34 @@
+/* onnx_internal.h — shared state of the ONNX loader's translation units:
+ * the load context (file name for messages, external-data folder) and the
+ * protobuf → IR conversion entry points.  Internal to src/onnx/.
+ */
+#ifndef HET_ONNX_INTERNAL_H
+#define HET_ONNX_INTERNAL_H
+
+#include "core/ir.h"
+#include "onnx.pb-c.h"
+
+/* Deepest subgraph nesting accepted (If inside Loop inside ...). */
+#define HET_ONNX_MAX_GRAPH_DEPTH 32
+
+typedef struct het_onnx_ctx {
+  const char *what;      /* names the model in messages */
+  const char *base_dir;  /* external data folder, NULL = refuse */
+  const het_graph *root; /* opset imports every subgraph copies */
+} het_onnx_ctx;
+
+/* Converts TensorProto tp into a new owned tensor.  label names it in
+ * messages when tp has no name.  External data is read relative to
+ * ctx->base_dir.  Errors: INVALID_MODEL, UNSUPPORTED, IO. */
+het_status het_onnx_tensor_from_proto(const het_onnx_ctx *ctx,
+                                      const Onnx__TensorProto *tp,
+                                      const char *label, het_tensor **out);
+
+/* Fills g (created, empty) from gp: inputs, initializers, nodes with
+ * attributes and subgraphs (adopted by g), outputs, value_info.  depth is
+ * 0 for the main graph.  Does not validate. */
+het_status het_onnx_graph_convert(const het_onnx_ctx *ctx,
+                                  const Onnx__GraphProto *gp, het_graph *g,
+                                  int depth);
+
+#endif

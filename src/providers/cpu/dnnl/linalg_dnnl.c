@@ -1,0 +1,349 @@
+/* linalg_dnnl.c — oneDNN (C API, 2.6) primitives for float32 Conv and
+ * MatMul whose weights are initializers.  Each node keeps a small cache of
+ * primitives keyed by the input shape, filled in prepare() when the shape
+ * is static and lazily in run() otherwise, under the state's mutex; the
+ * weights are reordered once per entry.  Entries are read-only once
+ * published; scratchpads are per call (user scratchpad mode), so runs on
+ * several threads at once are safe.  Anything oneDNN refuses falls back.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "core/status.h"
+#include "providers/cpu/kernels/linalg_dnnl_api.h"
+#include "providers/cpu/kernels/linalg_kern.h"
+
+#define DNNL_CACHE 8
+
+typedef enum { KIND_CONV, KIND_MATMUL } dnnl_kind;
+
+typedef struct dnnl_entry {
+  int key_rank;
+  int64_t key[HET_MAX_RANK];
+  bool ok;                   /* false: oneDNN refused, fall back */
+  dnnl_primitive_t prim;
+  dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
+  void *w;                   /* weights in the primitive's layout */
+} dnnl_entry;
+
+typedef struct het_dnnl_state {
+  dnnl_kind kind;
+  pthread_mutex_t mu;
+  int n;
+  dnnl_entry entries[DNNL_CACHE];
+} het_dnnl_state;
+
+static dnnl_engine_t g_engine;
+static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
+
+static void engine_init(void) {
+  if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success)
+    g_engine = NULL;
+}
+
+static dnnl_format_tag_t plain_tag(int ndims) {
+  static const dnnl_format_tag_t tags[] = {dnnl_a, dnnl_ab, dnnl_abc,
+                                           dnnl_abcd, dnnl_abcde,
+                                           dnnl_abcdef};
+  return tags[ndims - 1];
+}
+
+static bool plain_md(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
+                     bool any) {
+  dnnl_dims_t d;
+  for (int i = 0; i < nd; i++)
+    d[i] = dims[i];
+  return dnnl_memory_desc_init_by_tag(md, nd, d, dnnl_f32,
+                                      any ? dnnl_format_tag_any
+                                          : plain_tag(nd)) == dnnl_success;
+}
+
+/* Runs a reorder from user memory (plain) into the entry's weights. */
+static bool reorder_weights(dnnl_entry *e, const dnnl_memory_desc_t *user,
+                            const void *data) {
+  dnnl_primitive_desc_t rpd = NULL;
+  dnnl_primitive_t r = NULL;
+  dnnl_memory_t src = NULL, dst = NULL;
+  dnnl_stream_t s = NULL;
+  bool ok = false;
+  e->w = aligned_alloc(64, (dnnl_memory_desc_get_size(&e->w_md) + 63) / 64 *
+                               64);
+  if (e->w &&
+      dnnl_reorder_primitive_desc_create(&rpd, user, g_engine, &e->w_md,
+                                         g_engine, NULL) == dnnl_success &&
+      dnnl_primitive_create(&r, rpd) == dnnl_success &&
+      dnnl_memory_create(&src, user, g_engine, (void *)data) == dnnl_success &&
+      dnnl_memory_create(&dst, &e->w_md, g_engine, e->w) == dnnl_success &&
+      dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
+          dnnl_success) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
+    ok = dnnl_primitive_execute(r, s, 2, args) == dnnl_success &&
+         dnnl_stream_wait(s) == dnnl_success;
+  }
+  dnnl_stream_destroy(s);
+  dnnl_memory_destroy(src);
+  dnnl_memory_destroy(dst);
+  dnnl_primitive_destroy(r);
+  dnnl_primitive_desc_destroy(rpd);
+  return ok;
+}
+
+static void query_md(dnnl_primitive_desc_t pd, dnnl_query_t what, int i,
+                     dnnl_memory_desc_t *out) {
+  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, what, i);
+  if (md)
+    *out = *md;
+  else
+    memset(out, 0, sizeof *out);
+}
+
+/* Copies the mds the entry needs from pd, creates the primitive, reorders
+ * the weights from user layout; pd is destroyed. */
+static bool entry_finish(dnnl_entry *e, dnnl_primitive_desc_t pd,
+                         const dnnl_memory_desc_t *w_user, const void *w) {
+  query_md(pd, dnnl_query_src_md, 0, &e->src_md);
+  query_md(pd, dnnl_query_dst_md, 0, &e->dst_md);
+  query_md(pd, dnnl_query_weights_md, 0, &e->w_md);
+  query_md(pd, dnnl_query_weights_md, 1, &e->b_md);
+  query_md(pd, dnnl_query_scratchpad_md, 0, &e->scratch_md);
+  bool ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
+            reorder_weights(e, w_user, w);
+  dnnl_primitive_desc_destroy(pd);
+  return ok;
+}
+
+static dnnl_primitive_attr_t user_scratch_attr(void) {
+  dnnl_primitive_attr_t attr = NULL;
+  if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+    return NULL;
+  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  return attr;
+}
+
+static bool conv_entry_create(const het_node *node, const int64_t *xd, int xr,
+                              const het_tensor *w, bool bias, dnnl_entry *e) {
+  het_conv_geom g;
+  if (xr < 3 || w->rank != xr ||
+      het_conv_geom_init(node, HET_GEOM_CONV, xr - 2, xd + 2, w->dims + 2,
+                         &g) != HET_OK) {
+    het_error_clear();
+    return false;
+  }
+  int64_t group = het_node_attr_int(node, "group", 1), m = w->dims[0];
+  int64_t ydims[HET_MAX_RANK], wdims[HET_MAX_RANK + 1];
+  dnnl_dims_t st, dil, pl, pr;
+  ydims[0] = xd[0];
+  ydims[1] = m;
+  for (int i = 0; i < g.nsp; i++) {
+    ydims[2 + i] = g.out[i];
+    st[i] = g.stride[i];
+    dil[i] = g.dil[i] - 1;
+    pl[i] = g.pad_b[i];
+    pr[i] = g.pad_e[i];
+  }
+  int wr = group > 1 ? xr + 1 : xr, off = group > 1 ? 1 : 0;
+  wdims[0] = group;
+  for (int i = 0; i < xr; i++)
+    wdims[off + i] = w->dims[i];
+  wdims[off] = m / group;
+  dnnl_memory_desc_t src, dst, wany, wuser, b;
+  dnnl_convolution_desc_t cd;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = user_scratch_attr();
+  bool ok = attr && xd[1] == w->dims[1] * group && m % group == 0 &&
+            plain_md(&src, xr, xd, false) && plain_md(&dst, xr, ydims, false) &&
+            plain_md(&wany, wr, wdims, true) &&
+            plain_md(&wuser, wr, wdims, false) && plain_md(&b, 1, &m, false) &&
+            dnnl_dilated_convolution_forward_desc_init(
+                &cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                &wany, bias ? &b : NULL, &dst, st, dil, pl, pr) ==
+                dnnl_success &&
+            dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) ==
+                dnnl_success;
+  dnnl_primitive_attr_destroy(attr);
+  return ok && entry_finish(e, pd, &wuser, w->data);
+}
+
+/* MatMul with 2-D constant B: A's leading dims fold into M. */
+static bool matmul_entry_create(const int64_t *xd, int xr,
+                                const het_tensor *w, dnnl_entry *e) {
+  if (xr < 2 || w->rank != 2 || xd[xr - 1] != w->dims[0])
+    return false;
+  int64_t m = het_dims_count(xd, xr - 1);
+  int64_t a[2] = {m, xd[xr - 1]}, y[2] = {m, w->dims[1]};
+  dnnl_memory_desc_t src, dst, wany, wuser;
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = user_scratch_attr();
+  bool ok = attr && m > 0 && plain_md(&src, 2, a, false) &&
+            plain_md(&dst, 2, y, false) && plain_md(&wany, 2, w->dims, true) &&
+            plain_md(&wuser, 2, w->dims, false) &&
+            dnnl_matmul_desc_init(&md, &src, &wany, NULL, &dst) ==
+                dnnl_success &&
+            dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) ==
+                dnnl_success;
+  dnnl_primitive_attr_destroy(attr);
+  return ok && entry_finish(e, pd, &wuser, w->data);
+}
+
+static void entry_clear(dnnl_entry *e) {
+  dnnl_primitive_destroy(e->prim);
+  free(e->w);
+  memset(e, 0, sizeof *e);
+}
+
+/* Finds or builds the entry for x's shape; NULL when the cache is full. */
+static const dnnl_entry *entry_get(het_dnnl_state *s, const het_node *node,
+                                   const int64_t *xd, int xr,
+                                   const het_tensor *w, bool bias) {
+  const dnnl_entry *found = NULL;
+  pthread_mutex_lock(&s->mu);
+  for (int i = 0; i < s->n && !found; i++)
+    if (s->entries[i].key_rank == xr &&
+        memcmp(s->entries[i].key, xd, sizeof(int64_t) * (size_t)xr) == 0)
+      found = &s->entries[i];
+  if (!found && s->n < DNNL_CACHE) {
+    dnnl_entry *e = &s->entries[s->n];
+    memset(e, 0, sizeof *e);
+    e->key_rank = xr;
+    memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
+    e->ok = s->kind == KIND_CONV ? conv_entry_create(node, xd, xr, w, bias, e)
+                                 : matmul_entry_create(xd, xr, w, e);
+    if (!e->ok) {
+      entry_clear(e);
+      e->key_rank = xr;
+      memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
+    }
+    found = &s->entries[s->n++];
+  }
+  pthread_mutex_unlock(&s->mu);
+  return found;
+}
+
+static const het_tensor *node_init(const het_graph *g, const het_node *n,
+                                   int i) {
+  int id = het_node_input(n, i);
+  return id >= 0 ? g->values[id].initializer : NULL;
+}
+
+static het_status state_create(dnnl_kind kind, void **out) {
+  het_dnnl_state *s = calloc(1, sizeof *s);
+  if (!s)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "oneDNN state: out of memory");
+  s->kind = kind;
+  pthread_mutex_init(&s->mu, NULL);
+  *out = s;
+  return HET_OK;
+}
+
+/* Shared prepare: oneDNN only for float32 X with float32 constant W (and
+ * B when present); primitives built now when X's shape is static. */
+static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
+                               dnnl_kind kind, void **state) {
+  *state = NULL;
+  pthread_once(&g_engine_once, engine_init);
+  int xid = het_node_input(node, 0);
+  const het_tensor *w = node_init(graph, node, 1);
+  bool has_b = kind == KIND_CONV && het_node_input(node, 2) >= 0;
+  const het_tensor *b = has_b ? node_init(graph, node, 2) : NULL;
+  if (!g_engine || xid < 0 || graph->values[xid].dtype != HET_DTYPE_FLOAT32 ||
+      !w || w->dtype != HET_DTYPE_FLOAT32 || (has_b && !b) ||
+      (b && b->dtype != HET_DTYPE_FLOAT32))
+    return HET_OK;
+  HET_TRY(state_create(kind, state));
+  const het_shape *xs = &graph->values[xid].shape;
+  if (xs->rank > 0 && het_shape_is_concrete(xs)) {
+    int64_t dims[HET_MAX_RANK];
+    for (int i = 0; i < xs->rank; i++)
+      dims[i] = xs->dims[i].value;
+    entry_get(*state, node, dims, xs->rank, w, has_b);
+  }
+  return HET_OK;
+}
+
+het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
+                                 void **state) {
+  return dnnl_prepare(graph, node, KIND_CONV, state);
+}
+
+het_status het_dnnl_matmul_prepare(const het_graph *graph,
+                                   const het_node *node, void **state) {
+  return dnnl_prepare(graph, node, KIND_MATMUL, state);
+}
+
+void het_dnnl_state_destroy(void *state) {
+  het_dnnl_state *s = state;
+  if (!s)
+    return;
+  for (int i = 0; i < s->n; i++)
+    entry_clear(&s->entries[i]);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+/* Executes e on x/w/b/y with a per-call stream and scratchpad. */
+static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y) {
+  dnnl_memory_t m[5] = {NULL};
+  dnnl_stream_t s = NULL;
+  size_t scratch_size = dnnl_memory_desc_get_size(&e->scratch_md);
+  void *scratch = scratch_size ? aligned_alloc(64, (scratch_size + 63) / 64 * 64)
+                               : NULL;
+  int n = 3;
+  bool ok =
+      (scratch || !scratch_size) &&
+      dnnl_memory_create(&m[0], &e->src_md, g_engine, x) == dnnl_success &&
+      dnnl_memory_create(&m[1], &e->w_md, g_engine, e->w) == dnnl_success &&
+      dnnl_memory_create(&m[2], &e->dst_md, g_engine, y) == dnnl_success &&
+      dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
+          dnnl_success;
+  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]},
+                             {DNNL_ARG_WEIGHTS, m[1]},
+                             {DNNL_ARG_DST, m[2]}};
+  if (ok && b) {
+    ok = dnnl_memory_create(&m[3], &e->b_md, g_engine, b) == dnnl_success;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[3]};
+  }
+  if (ok && scratch_size) {
+    ok = dnnl_memory_create(&m[4], &e->scratch_md, g_engine, scratch) ==
+         dnnl_success;
+    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[4]};
+  }
+  ok = ok && dnnl_primitive_execute(e->prim, s, n, args) == dnnl_success &&
+       dnnl_stream_wait(s) == dnnl_success;
+  dnnl_stream_destroy(s);
+  for (int i = 0; i < 5; i++)
+    dnnl_memory_destroy(m[i]);
+  free(scratch);
+  return ok;
+}
+
+static het_status dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
+  het_dnnl_state *s = ctx->state;
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const het_tensor *b =
+      s->kind == KIND_CONV && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  *done = false;
+  if (x->dtype != HET_DTYPE_FLOAT32 || w->dtype != HET_DTYPE_FLOAT32 ||
+      het_tensor_count(y) == 0)
+    return HET_OK;
+  const dnnl_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w, b != NULL);
+  if (!e || !e->ok ||
+      dnnl_memory_desc_get_size(&e->dst_md) != y->nbytes)
+    return HET_OK;
+  if (!entry_execute(e, x->data, b ? b->data : NULL, y->data))
+    return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
+  *done = true;
+  return HET_OK;
+}
+
+het_status het_dnnl_conv_run(het_cpu_kernel_ctx *ctx, bool *done) {
+  return dnnl_run(ctx, done);
+}
+
+het_status het_dnnl_matmul_run(het_cpu_kernel_ctx *ctx, bool *done) {
+  return dnnl_run(ctx, done);
+}

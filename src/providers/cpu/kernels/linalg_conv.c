@@ -1,0 +1,179 @@
+/* linalg_conv.c — Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations,
+ * pads, auto_pad, bias) on the CPU by im2col/col2im + GEMM: OpenBLAS for
+ * float32/float64 (oneDNN first for float32 Conv when built), float16 and
+ * bfloat16 through float32; an int32 instance serves ConvInteger and
+ * QLinearConv (linalg_qlinear.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "providers/cpu/kernels/linalg_dnnl_api.h"
+#include "providers/cpu/kernels/linalg_kern.h"
+
+static void kidx_decompose(const het_conv_geom *g, int64_t kk, int64_t *k) {
+  for (int d = g->nsp - 1; d >= 0; d--) {
+    k[d] = kk % g->kernel[d];
+    kk /= g->kernel[d];
+  }
+}
+
+static bool geom_pointwise(const het_conv_geom *g) {
+  for (int d = 0; d < g->nsp; d++)
+    if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad_b[d] != 0 ||
+        g->pad_e[d] != 0 || g->in[d] != g->out[d])
+      return false;
+  return true;
+}
+
+static void gemm_i32(bool ta, int64_t m, int64_t n, int64_t k,
+                     const int32_t *a, int64_t lda, const int32_t *b,
+                     int64_t ldb, int32_t *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; i++) {
+    int32_t *crow = c + i * ldc;
+    memset(crow, 0, sizeof(int32_t) * (size_t)n);
+    for (int64_t p = 0; p < k; p++) {
+      int32_t av = ta ? a[p * lda + i] : a[i * lda + p];
+      if (av == 0)
+        continue;
+      const int32_t *brow = b + p * ldb;
+      for (int64_t j = 0; j < n; j++)
+        crow[j] = (int32_t)((uint32_t)crow[j] + (uint32_t)av * (uint32_t)brow[j]);
+    }
+  }
+}
+
+#define LK_T float
+#define LK_SFX f32
+#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                       \
+  het_lk_gemm_work(HET_DTYPE_FLOAT32, ta, false, m, n, k, 1.0, a, lda, b, \
+                   ldb, 0.0, c, ldc)
+#include "providers/cpu/kernels/linalg_conv_tmpl.h"
+#undef LK_T
+#undef LK_SFX
+#undef LK_GEMM
+
+#define LK_T double
+#define LK_SFX f64
+#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                       \
+  het_lk_gemm_work(HET_DTYPE_FLOAT64, ta, false, m, n, k, 1.0, a, lda, b, \
+                   ldb, 0.0, c, ldc)
+#include "providers/cpu/kernels/linalg_conv_tmpl.h"
+#undef LK_T
+#undef LK_SFX
+#undef LK_GEMM
+
+#define LK_T int32_t
+#define LK_SFX i32
+#define LK_GEMM gemm_i32
+#include "providers/cpu/kernels/linalg_conv_tmpl.h"
+#undef LK_T
+#undef LK_SFX
+#undef LK_GEMM
+
+/* Sizes of a conv node checked against W: c channels in, m out. */
+static het_status conv_dims(const het_cpu_kernel_ctx *ctx, const het_tensor *x,
+                            const het_tensor *w, bool transposed,
+                            int64_t *group, int64_t *c, int64_t *m) {
+  *group = het_node_attr_int(ctx->node, "group", 1);
+  *c = x->dims[1];
+  int64_t wc = transposed ? w->dims[0] : w->dims[1] * *group;
+  if (*group < 1 || *c != wc || *c % *group != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "input has %lld channels but W expects %lld (group "
+                       "%lld)",
+                       (long long)*c, (long long)wc, (long long)*group);
+  *m = transposed ? w->dims[1] * *group : w->dims[0];
+  if (*m % *group != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "%lld output channels not divisible by group %lld",
+                       (long long)*m, (long long)*group);
+  return HET_OK;
+}
+
+het_status het_lk_conv_i32(const het_cpu_kernel_ctx *ctx,
+                           const het_conv_geom *g, int64_t nb, int64_t c,
+                           int64_t m, int64_t group, const int32_t *x,
+                           const int32_t *w, int32_t *y) {
+  int64_t cols = (c / group) * het_conv_geom_count(g->kernel, g->nsp) *
+                 het_conv_geom_count(g->out, g->nsp);
+  int32_t *col;
+  HET_TRY(het_lk_alloc(ctx, sizeof(int32_t) * (size_t)cols, (void **)&col));
+  conv_core_i32(g, nb, c, m, group, x, w, NULL, y, col);
+  free(col);
+  return HET_OK;
+}
+
+het_status het_lk_conv_dims(const het_cpu_kernel_ctx *ctx,
+                            const het_tensor *x, const het_tensor *w,
+                            int64_t *group, int64_t *c, int64_t *m) {
+  return conv_dims(ctx, x, w, false, group, c, m);
+}
+
+static het_status conv_float(het_cpu_kernel_ctx *ctx, bool transposed) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const het_tensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  het_conv_geom g;
+  int64_t group = 1, c = 0, m = 0;
+  HET_TRY(het_lk_geom(ctx, transposed ? HET_GEOM_CONVT : HET_GEOM_CONV, x, w,
+                      &g));
+  HET_TRY(conv_dims(ctx, x, w, transposed, &group, &c, &m));
+  if (transposed)
+    memcpy(g.out, y->dims + 2, sizeof(int64_t) * (size_t)g.nsp);
+  if (het_tensor_count(y) == 0)
+    return HET_OK;
+  het_dtype work = het_lk_work_type(x->dtype);
+  size_t es = work == HET_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
+  int64_t ksz = het_conv_geom_count(g.kernel, g.nsp);
+  int64_t cols = transposed ? (m / group) * ksz * het_conv_geom_count(g.in, g.nsp)
+                            : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
+  het_lk_buf bx = {0}, bw = {0}, bb = {0}, by = {0};
+  void *col = NULL;
+  het_status st = het_lk_buf_input(ctx, x, work, &bx);
+  if (st == HET_OK)
+    st = het_lk_buf_input(ctx, w, work, &bw);
+  if (st == HET_OK && b)
+    st = het_lk_buf_input(ctx, b, work, &bb);
+  if (st == HET_OK)
+    st = het_lk_buf_output(ctx, y, work, &by);
+  if (st == HET_OK)
+    st = het_lk_alloc(ctx, es * (size_t)cols, &col);
+  if (st != HET_OK)
+    goto fail;
+  if (work == HET_DTYPE_FLOAT32 && transposed)
+    convt_core_f32(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                   by.data, col);
+  else if (work == HET_DTYPE_FLOAT32)
+    conv_core_f32(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                  by.data, col);
+  else if (transposed)
+    convt_core_f64(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                   by.data, col);
+  else
+    conv_core_f64(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                  by.data, col);
+  het_lk_buf_commit(y, &by);
+fail:
+  free(col);
+  het_lk_buf_release(&by);
+  het_lk_buf_release(&bx);
+  het_lk_buf_release(&bw);
+  het_lk_buf_release(&bb);
+  return st;
+}
+
+het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    bool done = false;
+    HET_TRY(het_dnnl_conv_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
+  return conv_float(ctx, false);
+}
+
+het_status het_lk_conv_transpose_run(het_cpu_kernel_ctx *ctx) {
+  return conv_float(ctx, true);
+}

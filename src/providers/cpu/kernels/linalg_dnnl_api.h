@@ -1,0 +1,33 @@
+/* linalg_dnnl_api.h — the oneDNN fast path of the float32 Conv and MatMul
+ * kernels (implemented in src/providers/cpu/dnnl/, compiled only when
+ * HETRT_HAVE_DNNL is defined).  Without oneDNN the macros give NULL slots
+ * and the kernels use OpenBLAS and their own loops.
+ */
+#ifndef HET_CPU_KERNELS_LINALG_DNNL_API_H
+#define HET_CPU_KERNELS_LINALG_DNNL_API_H
+
+#include <stdbool.h>
+
+#include "providers/cpu/kernel.h"
+
+#ifdef HETRT_HAVE_DNNL
+/* Per-node state: a mutex-guarded cache of primitives keyed by input
+ * shape (weights reordered once per shape).  state is NULL when the node
+ * is not a float32 node oneDNN can run (the kernel then falls back). */
+het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
+                                 void **state);
+het_status het_dnnl_matmul_prepare(const het_graph *graph,
+                                   const het_node *node, void **state);
+void het_dnnl_state_destroy(void *state);
+/* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
+ * are not handled and the caller must fall back. */
+het_status het_dnnl_conv_run(het_cpu_kernel_ctx *ctx, bool *done);
+het_status het_dnnl_matmul_run(het_cpu_kernel_ctx *ctx, bool *done);
+#define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare
+#define HET_LK_DNNL_DESTROY het_dnnl_state_destroy
+#else
+#define HET_LK_DNNL_PREPARE(op) NULL
+#define HET_LK_DNNL_DESTROY NULL
+#endif
+
+#endif

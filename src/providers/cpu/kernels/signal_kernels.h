@@ -1,0 +1,30 @@
+/* signal_kernels.h — run functions of the CPU signal/vision kernels (one
+ * file per family: signal_nms.c, signal_sample.c, signal_spectral.c) and
+ * the widening helpers they share.  All math runs in double; inputs of any
+ * float type are widened once and results narrowed on store.
+ */
+#ifndef HET_CPU_SIGNAL_KERNELS_H
+#define HET_CPU_SIGNAL_KERNELS_H
+
+#include "providers/cpu/kernel.h"
+
+/* A malloc'd double copy of t's elements; caller frees.  OUT_OF_MEMORY
+ * naming the node on failure. */
+het_status het_sig_widen(const het_cpu_kernel_ctx *ctx, const het_tensor *t,
+                         double **out);
+/* Stores n doubles into t (narrowing to t's dtype). */
+void het_sig_store(het_tensor *t, const double *v, int64_t n);
+/* Error naming the node: "node 'X' (Op): <msg>". */
+het_status het_sig_fail(const het_cpu_kernel_ctx *ctx, het_status st,
+                        const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+het_status het_sig_run_nms(het_cpu_kernel_ctx *ctx);
+het_status het_sig_run_grid_sample(het_cpu_kernel_ctx *ctx);
+het_status het_sig_run_roi_align(het_cpu_kernel_ctx *ctx);
+het_status het_sig_run_dft(het_cpu_kernel_ctx *ctx);
+het_status het_sig_run_stft(het_cpu_kernel_ctx *ctx);
+het_status het_sig_run_window(het_cpu_kernel_ctx *ctx);
+het_status het_sig_run_mel(het_cpu_kernel_ctx *ctx);
+
+#endif

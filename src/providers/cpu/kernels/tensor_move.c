@@ -1,0 +1,235 @@
+/* tensor_move.c — CPU kernels that rearrange data: Transpose, Concat,
+ * Split, Slice, Pad, DepthToSpace, SpaceToDepth, ReverseSequence.  All are
+ * strided or index-mapped copies by element size (every dtype).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "providers/cpu/kernels/tensor_kernels.h"
+
+het_status het_cpu_run_transpose(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  het_tensor *o = ctx->outputs[0];
+  const het_tensor *in = ctx->inputs[0];
+  int64_t ist[HET_MAX_RANK], src_st[HET_MAX_RANK], dst_st[HET_MAX_RANK];
+  size_t np;
+  const int64_t *perm = het_node_attr_ints(ctx->node, "perm", &np);
+  het_cpu_strides(in->dims, in->rank, ist);
+  het_cpu_strides(o->dims, o->rank, dst_st);
+  for (int i = 0; i < in->rank; i++) {
+    int64_t p = perm ? perm[i] : in->rank - 1 - i;
+    if (p < 0) p += in->rank;
+    src_st[i] = ist[p];
+  }
+  het_cpu_copy_strided(o->data, dst_st, in->data, src_st, o->dims, o->rank,
+                       het_dtype_size(o->dtype));
+  return HET_OK;
+}
+
+/* Normalised axis attribute (validated by inference). */
+static int attr_axis(const het_cpu_kernel_ctx *ctx, int64_t dflt, int rank) {
+  int64_t a = het_node_attr_int(ctx->node, "axis", dflt);
+  return (int)(a < 0 ? a + rank : a);
+}
+
+het_status het_cpu_run_concat(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  het_tensor *o = ctx->outputs[0];
+  int ax = attr_axis(ctx, 1, o->rank);
+  int64_t ost[HET_MAX_RANK], ist[HET_MAX_RANK], off = 0;
+  size_t es = het_dtype_size(o->dtype);
+  het_cpu_strides(o->dims, o->rank, ost);
+  for (int k = 0; k < ctx->n_inputs; k++) {
+    const het_tensor *in = ctx->inputs[k];
+    if (!in) continue;
+    het_cpu_strides(in->dims, in->rank, ist);
+    het_cpu_copy_strided((char *)o->data + off * ost[ax] * (int64_t)es, ost,
+                         in->data, ist, in->dims, in->rank, es);
+    off += in->dims[ax];
+  }
+  return HET_OK;
+}
+
+het_status het_cpu_run_split(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  const het_tensor *in = ctx->inputs[0];
+  int ax = attr_axis(ctx, 0, in->rank);
+  int64_t ist[HET_MAX_RANK], ost[HET_MAX_RANK], off = 0;
+  size_t es = het_dtype_size(in->dtype);
+  het_cpu_strides(in->dims, in->rank, ist);
+  for (int k = 0; k < ctx->n_outputs; k++) {
+    het_tensor *o = ctx->outputs[k];
+    if (!o) continue; /* omitted outputs still consume their part */
+    het_cpu_strides(o->dims, o->rank, ost);
+    het_cpu_copy_strided(o->data, ost,
+                         (const char *)in->data + off * ist[ax] * (int64_t)es,
+                         ist, o->dims, o->rank, es);
+    off += o->dims[ax];
+  }
+  return HET_OK;
+}
+
+het_status het_cpu_run_slice(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  het_tensor *o = ctx->outputs[0];
+  const het_tensor *in = ctx->inputs[0];
+  het_cpu_tensor_view v;
+  het_slice_plan p;
+  bool known;
+  int64_t ist[HET_MAX_RANK], src_st[HET_MAX_RANK], dst_st[HET_MAX_RANK];
+  int64_t base = 0;
+  HET_TRY(het_cpu_tensor_view_init(ctx, &v));
+  HET_TRY(het_slice_plan_make(&v.ic, &p, &known));
+  het_cpu_strides(in->dims, in->rank, ist);
+  het_cpu_strides(o->dims, o->rank, dst_st);
+  for (int d = 0; d < in->rank; d++) {
+    if (p.count[d] != o->dims[d])
+      return het_error(HET_ERR_INTERNAL, "node '%s' (Slice): plan mismatch",
+                       ctx->node->name);
+    if (p.count[d] > 0)
+      base += p.start[d] * ist[d];
+    src_st[d] = p.step[d] * ist[d];
+  }
+  size_t es = het_dtype_size(o->dtype);
+  het_cpu_copy_strided(o->data, dst_st,
+                       (const char *)in->data + base * (int64_t)es, src_st,
+                       o->dims, o->rank, es);
+  return HET_OK;
+}
+
+static int64_t pad_source(int64_t j, int64_t n, het_pad_mode mode) {
+  if (j >= 0 && j < n)
+    return j;
+  if (mode == HET_PAD_CONSTANT || n == 0)
+    return -1;
+  if (mode == HET_PAD_EDGE || n == 1)
+    return j < 0 ? 0 : n - 1;
+  int64_t period = 2 * (n - 1);
+  j %= period;
+  if (j < 0) j += period;
+  return j >= n ? period - j : j;
+}
+
+/* Fills o with the constant pad value (input 2, or the opset<11 attr). */
+static void pad_fill(const het_cpu_kernel_ctx *ctx, het_tensor *o) {
+  size_t es = het_dtype_size(o->dtype);
+  char one[16] = {0};
+  if (ctx->opset < 11)
+    het_dtype_store_f64(o->dtype, one, 0,
+                        het_node_attr_float(ctx->node, "value", 0.f));
+  else if (ctx->n_inputs > 2 && ctx->inputs[2] &&
+           het_tensor_count(ctx->inputs[2]) > 0 &&
+           ctx->inputs[2]->dtype == o->dtype)
+    memcpy(one, ctx->inputs[2]->data, es);
+  int64_t n = het_tensor_count(o);
+  for (int64_t i = 0; i < n; i++)
+    memcpy((char *)o->data + i * (int64_t)es, one, es);
+}
+
+het_status het_cpu_run_pad(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  het_tensor *o = ctx->outputs[0];
+  const het_tensor *in = ctx->inputs[0];
+  het_cpu_tensor_view v;
+  int64_t pads[2 * HET_MAX_RANK], ist[HET_MAX_RANK], *maps[HET_MAX_RANK];
+  het_pad_mode mode;
+  bool known;
+  HET_TRY(het_cpu_tensor_view_init(ctx, &v));
+  HET_TRY(het_pad_params(&v.ic, pads, &mode, &known));
+  int64_t total = 0, pos = 0;
+  for (int d = 0; d < o->rank; d++)
+    total += o->dims[d];
+  int64_t *buf = malloc((size_t)(total ? total : 1) * sizeof *buf);
+  if (!buf)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s' (Pad): out of memory",
+                     ctx->node->name);
+  for (int d = 0; d < o->rank; d++) {
+    maps[d] = buf + pos;
+    for (int64_t i = 0; i < o->dims[d]; i++)
+      maps[d][i] = pad_source(i - pads[d], in->dims[d], mode);
+    pos += o->dims[d];
+  }
+  if (mode == HET_PAD_CONSTANT)
+    pad_fill(ctx, o);
+  het_cpu_strides(in->dims, in->rank, ist);
+  het_cpu_copy_mapped(o->data, in->data, ist, maps, o->dims, o->rank,
+                      het_dtype_size(o->dtype));
+  free(buf);
+  return HET_OK;
+}
+
+/* DepthToSpace / SpaceToDepth as one 6-D strided copy. */
+static het_status space_depth_run(het_cpu_kernel_ctx *ctx, bool to_space) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  het_tensor *o = ctx->outputs[0];
+  const het_tensor *in = ctx->inputs[0];
+  int64_t b = het_node_attr_int(ctx->node, "blocksize", 1);
+  int64_t n = in->dims[0], c = in->dims[1], h = in->dims[2], w = in->dims[3];
+  int64_t v[6], s[6], dims[6], src_st[6], dst_st[6];
+  const int *perm;
+  static const int dcr[6] = {0, 3, 4, 1, 5, 2}, crd[6] = {0, 1, 4, 2, 5, 3},
+                   s2d[6] = {0, 3, 5, 1, 2, 4};
+  const char *mode = het_node_attr_string(ctx->node, "mode");
+  if (to_space && mode && strcmp(mode, "CRD") == 0) {
+    int64_t t[6] = {n, c / (b * b), b, b, h, w};
+    memcpy(v, t, sizeof v);
+    perm = crd;
+  } else if (to_space) {
+    int64_t t[6] = {n, b, b, c / (b * b), h, w};
+    memcpy(v, t, sizeof v);
+    perm = dcr;
+  } else {
+    int64_t t[6] = {n, c, h / b, b, w / b, b};
+    memcpy(v, t, sizeof v);
+    perm = s2d;
+  }
+  het_cpu_strides(v, 6, s);
+  for (int i = 0; i < 6; i++) {
+    dims[i] = v[perm[i]];
+    src_st[i] = s[perm[i]];
+  }
+  het_cpu_strides(dims, 6, dst_st);
+  het_cpu_copy_strided(o->data, dst_st, in->data, src_st, dims, 6,
+                       het_dtype_size(o->dtype));
+  return HET_OK;
+}
+
+het_status het_cpu_run_depth_to_space(het_cpu_kernel_ctx *ctx) {
+  return space_depth_run(ctx, true);
+}
+
+het_status het_cpu_run_space_to_depth(het_cpu_kernel_ctx *ctx) {
+  return space_depth_run(ctx, false);
+}
+
+het_status het_cpu_run_reverse_sequence(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
+  het_tensor *o = ctx->outputs[0];
+  const het_tensor *in = ctx->inputs[0], *lens = ctx->inputs[1];
+  int bax = het_node_attr_int(ctx->node, "batch_axis", 1) == 0 ? 0 : 1;
+  int tax = 1 - bax;
+  int64_t d1 = in->dims[1], nb = in->dims[bax], nt = in->dims[tax];
+  int64_t inner = in->rank > 2 ? het_dims_count(in->dims + 2, in->rank - 2) : 1;
+  size_t es = het_dtype_size(o->dtype), row = (size_t)inner * es;
+  if (het_tensor_count(lens) != nb)
+    return het_error(HET_ERR_SHAPE,
+                     "node '%s' (ReverseSequence): sequence_lens has %lld "
+                     "entries for batch %lld", ctx->node->name,
+                     (long long)het_tensor_count(lens), (long long)nb);
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t len = het_tensor_get_i64(lens, b);
+    if (len < 0 || len > nt)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "node '%s' (ReverseSequence): length %lld outside 0..%lld",
+                       ctx->node->name, (long long)len, (long long)nt);
+    for (int64_t t = 0; t < nt; t++) {
+      int64_t st = t < len ? len - 1 - t : t;
+      int64_t di = bax == 0 ? b * d1 + t : t * d1 + b;
+      int64_t si = bax == 0 ? b * d1 + st : st * d1 + b;
+      memcpy((char *)o->data + di * (int64_t)row,
+             (const char *)in->data + si * (int64_t)row, row);
+    }
+  }
+  return HET_OK;
+}

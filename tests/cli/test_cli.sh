@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# test_cli.sh — end-to-end checks of the `hetrt` command line: exit codes,
+# the PASS/FAIL/SKIP lines and summary of `hetrt test`, --expected and
+# --list-passing, --fork, `hetrt run` outputs (.pb round trip through
+# `hetrt test`), missing-input errors, and `hetrt bench`'s last line.
+# Usage: test_cli.sh PATH/TO/hetrt   (uses the ONNX backend node tests)
+set -u
+HETRT=${1:?usage: test_cli.sh PATH/TO/hetrt}
+NODE=${HETRT_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}
+if [ ! -d "$NODE/test_abs" ]; then
+  echo "SKIP: $NODE not found (install libonnx-testdata)"
+  exit 77
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+
+# expect_rc WANT CMD... : runs CMD, keeps stdout in $WORK/out and stderr in
+# $WORK/err, and checks the exit status.
+expect_rc() {
+  local want=$1; shift
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "exit $rc (wanted $want): $*"
+    sed 's/^/  | /' "$WORK/out" "$WORK/err" | tail -20
+    return 1
+  fi
+  return 0
+}
+expect_out() { grep -q -- "$1" "$WORK/out" || { fail "stdout lacks '$1'"; sed 's/^/  | /' "$WORK/out" | tail -10; }; }
+expect_err() { grep -q -- "$1" "$WORK/err" || { fail "stderr lacks '$1'"; sed 's/^/  | /' "$WORK/err" | tail -10; }; }
+expect_last() {
+  local last; last=$(tail -n 1 "$WORK/out")
+  [[ "$last" =~ $1 ]] || fail "last line '$last' does not match '$1'"
+}
+
+# A case whose outputs cannot match: test_abs's model on test_neg's data.
+mkdir -p "$WORK/cases/bad_abs/test_data_set_0" "$WORK/cases/good_abs"
+cp "$NODE/test_abs/model.onnx" "$WORK/cases/bad_abs/"
+cp "$NODE/test_neg/test_data_set_0/"*.pb "$WORK/cases/bad_abs/test_data_set_0/"
+cp -r "$NODE/test_abs/." "$WORK/cases/good_abs/"
+
+echo "== usage errors"
+expect_rc 2 "$HETRT"
+expect_rc 2 "$HETRT" frobnicate
+expect_rc 0 "$HETRT" --help && expect_out "usage: hetrt"
+expect_rc 2 "$HETRT" test
+expect_rc 2 "$HETRT" test "$WORK/does-not-exist"
+expect_rc 2 "$HETRT" run "$NODE/test_abs/model.onnx" --threads 0
+
+echo "== hetrt test: pass, fail, skip and the summary line"
+expect_rc 0 "$HETRT" test "$NODE/test_abs" "$NODE/test_add" "$NODE/test_bernoulli" && {
+  expect_out "^PASS test_abs$"
+  expect_out "^PASS test_add$"
+  expect_out "^SKIP test_bernoulli: .*Bernoulli"
+  expect_last "^2 passed, 0 failed, 1 skipped$"
+}
+expect_rc 1 "$HETRT" test "$WORK/cases" && {
+  expect_out "^FAIL bad_abs: "
+  expect_out "^PASS good_abs$"
+  expect_last "^1 passed, 1 failed, 0 skipped$"
+}
+expect_rc 1 "$HETRT" test --fork --timeout 60 "$WORK/cases" && expect_last "^1 passed, 1 failed, 0 skipped$"
+
+echo "== --list-passing and --expected"
+expect_rc 1 "$HETRT" test --list-passing "$WORK/passing.txt" "$WORK/cases"
+[ "$(cat "$WORK/passing.txt" 2>/dev/null)" = "good_abs" ] || fail "--list-passing wrote '$(cat "$WORK/passing.txt" 2>/dev/null)'"
+printf '# comment\ngood_abs\n' >"$WORK/expected_ok.txt"
+expect_rc 0 "$HETRT" test --fork --expected "$WORK/expected_ok.txt" "$WORK/cases" && expect_last "^1 passed, 1 failed, 0 skipped$"
+printf 'good_abs\nbad_abs\n' >"$WORK/expected_reg.txt"
+expect_rc 1 "$HETRT" test --expected "$WORK/expected_reg.txt" "$WORK/cases" && expect_out "^REGRESSION bad_abs: "
+: >"$WORK/expected_none.txt"
+expect_rc 0 "$HETRT" test --expected "$WORK/expected_none.txt" "$WORK/cases" && expect_out "^NEW PASS good_abs$"
+
+echo "== hetrt run"
+expect_rc 0 "$HETRT" run "$NODE/test_abs/model.onnx" "$NODE/test_abs/test_data_set_0/input_0.pb" \
+  --output-dir "$WORK/run_out" -v && {
+  expect_out "output 0 'y': float32 \[3,4,5\]  min="
+  expect_out "placement: 1 nodes"
+  expect_out "cpu"
+}
+expect_rc 0 "$HETRT" run "$NODE/test_add/model.onnx" --input "y=$NODE/test_add/test_data_set_0/input_1.pb" \
+  "$NODE/test_add/test_data_set_0/input_0.pb"
+# The written output must equal the reference: run it back through `hetrt test`.
+mkdir -p "$WORK/roundtrip/rt_abs/test_data_set_0"
+cp "$NODE/test_abs/model.onnx" "$WORK/roundtrip/rt_abs/"
+cp "$NODE/test_abs/test_data_set_0/input_0.pb" "$WORK/roundtrip/rt_abs/test_data_set_0/"
+cp "$WORK/run_out/output_0.pb" "$WORK/roundtrip/rt_abs/test_data_set_0/" 2>/dev/null || fail "no output_0.pb written"
+expect_rc 0 "$HETRT" test "$WORK/roundtrip" && expect_last "^1 passed, 0 failed, 0 skipped$"
+expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" "$NODE/test_add/test_data_set_0/input_0.pb" && expect_err "missing input 'y'"
+expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" --input "nosuch=$NODE/test_add/test_data_set_0/input_0.pb" && expect_err "nosuch"
+expect_rc 1 "$HETRT" run "$WORK/no-model.onnx" && expect_err "no-model.onnx"
+expect_rc 1 "$HETRT" run "$NODE/test_abs/model.onnx" "$WORK/no-input.pb" && expect_err "no-input.pb"
+
+echo "== hetrt bench"
+expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --warmup 1 --runs 3 && {
+  expect_out "session_create_ms="
+  expect_last "^median_ms=[0-9]+\.[0-9]+$"
+}
+
+if [ "$failures" -ne 0 ]; then
+  echo "test_cli: $failures check(s) failed"
+  exit 1
+fi
+echo "test_cli: all checks passed"
