@@ -22,7 +22,8 @@ static const char *const core_cases[] = {
     "legacy_pow_axis1",        "add_mixed_bcast",
     "mul_int32_channel_bcast", "sub_outer_bcast",
     "add_float16_bias",        "where_three_way_bcast",
-    "prelu_channel_slope",     "sum_three_bcast",
+    "prelu_channel_slope",     "prelu_opset6_channel",
+    "sum_three_bcast",
     "mean_three_bcast",        "max_int32_bcast",
     "mod_int8_python_signs",   "mod_int64_fmod_trunc",
     "div_int32_trunc",         "pow_int64_exact",
@@ -108,13 +109,25 @@ START_TEST(test_load_error) {
 }
 END_TEST
 
-START_TEST(test_dropout_training_refused) {
-  char msg[512] = "";
-  het_testcase_verdict v = run_case("err_dropout_training", msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_FAIL, "expected FAIL, got %d (%s)", (int)v,
+/* Invalid only once the inputs are seen: {case, word}. */
+static const char *const run_errors[][2] = {
+    {"err_dropout_training", "training_mode"},
+    {"err_add_runtime_mismatch", "broadcast"},
+};
+
+START_TEST(test_run_error) {
+  char msg[512] = "", node[128];
+  const char *name = run_errors[_i][0];
+  het_testcase_verdict v = run_case(name, msg, sizeof msg);
+  ck_assert_msg(v == HET_TESTCASE_FAIL, "%s: expected FAIL, got %d (%s)", name,
+                (int)v, msg);
+  ck_assert_msg(strstr(msg, "run") != NULL, "%s: not a run error: %s", name,
                 msg);
-  ck_assert_msg(strstr(msg, "'err_dropout_training_node'") != NULL, "%s", msg);
-  ck_assert_msg(strstr(msg, "training_mode") != NULL, "%s", msg);
+  snprintf(node, sizeof node, "'%s_node'", name);
+  ck_assert_msg(strstr(msg, node) != NULL, "%s: message lacks node: %s", name,
+                msg);
+  ck_assert_msg(strstr(msg, run_errors[_i][1]) != NULL,
+                "%s: message lacks '%s': %s", name, run_errors[_i][1], msg);
 }
 END_TEST
 
@@ -212,7 +225,8 @@ static Suite *elementwise_suite(void) {
   tcase_add_checked_fixture(errors, setup, teardown);
   tcase_add_loop_test(errors, test_load_error, 0,
                       (int)(sizeof load_errors / sizeof *load_errors));
-  tcase_add_test(errors, test_dropout_training_refused);
+  tcase_add_loop_test(errors, test_run_error, 0,
+                      (int)(sizeof run_errors / sizeof *run_errors));
   tcase_add_test(errors, test_bcast_mismatch);
   suite_add_tcase(s, errors);
   return s;

@@ -36,6 +36,7 @@ static const char *const core_cases[] = {
     "averagepool_ceil_include_pad",
     "maxpool_ceil_indices",
     "globallppool_p3",
+    "lppool_p3_pads",
     "lstm_bidirectional_seq_lens",
 };
 

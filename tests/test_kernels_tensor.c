@@ -73,8 +73,8 @@ START_TEST(test_reshape_unknown_target_rank) {
 }
 END_TEST
 
-/* Runs model `name` with float x (2,3,4)-or-(3,2) and an int64 second input
- * of n values; returns the run status. */
+/* Runs s with a zero float input xname (dims xd) and an int64 1-D input
+ * iname holding iv[0..n); returns the run status. */
 static het_status run_with(het_session *s, const char *xname, const int64_t *xd,
                            int xr, const char *iname, const int64_t *iv,
                            int64_t n) {

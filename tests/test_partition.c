@@ -78,7 +78,7 @@ START_TEST(test_first_capable_wins) {
   static const char *const ops[] = {"Conv", "Relu", "Softmax", "Conv"};
   het_graph *g = chain(ops, 4);
   fake_provider a = {{"Conv", "Relu"}}, b = {{"Conv", "Relu", "Softmax"}};
-  het_provider_inst p[2] = {{&fake_a_vt, &a}, {&fake_b_vt, &b}};
+  het_device p[2] = {{&fake_a_vt, &a, 0}, {&fake_b_vt, &b, 1}};
   het_arena arena;
   het_arena_init(&arena);
   het_partition part;
@@ -103,7 +103,7 @@ START_TEST(test_unclaimed_node_is_named) {
   static const char *const ops[] = {"Conv", "Mystery"};
   het_graph *g = chain(ops, 2);
   fake_provider a = {{"Conv"}}, b = {{"Relu"}};
-  het_provider_inst p[2] = {{&fake_a_vt, &a}, {&fake_b_vt, &b}};
+  het_device p[2] = {{&fake_a_vt, &a, 0}, {&fake_b_vt, &b, 1}};
   het_arena arena;
   het_arena_init(&arena);
   het_partition part;

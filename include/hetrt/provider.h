@@ -38,15 +38,41 @@ typedef struct het_claim {
   char reason[HET_CLAIM_REASON_CAP];
 } het_claim;
 
-/* Settings handed to a provider when a session creates it. */
+/* Settings handed to a provider when a session creates it.  options are
+ * the session's "<provider>.<key>" options with the prefix removed
+ * ("emu.mode=timed" reaches the emu provider as mode=timed); a provider
+ * refuses keys it does not know with ERR_INVALID_ARGUMENT naming them. */
 typedef struct het_provider_config {
   int threads;
+  const char *profile_path; /* device profile (YAML) or NULL for defaults */
+  int n_options;
+  const char *const *option_keys;
+  const char *const *option_values;
 } het_provider_config;
 
+/* Preferred activation layout of a provider. */
+typedef enum het_layout {
+  HET_LAYOUT_NCHW = 0,
+  HET_LAYOUT_NHWC = 1,
+} het_layout;
+
+/* What the cost model and memory planner need to know about a device.
+ * Times in seconds, rates in per-second units. */
+typedef struct het_device_info {
+  bool host_memory;          /* tensors live in plain host memory */
+  size_t memory_capacity;    /* bytes; 0 = unlimited */
+  double peak_flops_f32;     /* FLOP/s for float32 work */
+  double peak_flops_f16;     /* FLOP/s for float16/bfloat16 work */
+  double peak_flops_i8;      /* OP/s for int8 work */
+  double memory_bandwidth;   /* bytes/s inside the device */
+  double link_bandwidth;     /* bytes/s between device and host */
+  double link_latency;       /* per transfer */
+  double launch_overhead;    /* per subgraph launch */
+  het_layout preferred_layout;
+} het_device_info;
+
 /* Per-run state the executor hands to run: the value table of this run.
- * values[id] is the tensor of value id (NULL until produced).  A provider
- * stores each output it produces with het_run_ctx_set_output semantics
- * described in the executor; in-tree providers use src/executor/run.h. */
+ * In-tree providers use src/executor/run.h. */
 typedef struct het_run_ctx het_run_ctx;
 
 typedef struct het_provider_vtable {
@@ -78,7 +104,28 @@ typedef struct het_provider_vtable {
   het_status (*run)(void *state, void *compiled, het_run_ctx *ctx);
 
   void (*destroy_compiled)(void *state, void *compiled);
+
+  /* ---- device facts (NULL: a host device with unknown speed) ---- */
+  het_status (*get_device_info)(void *state, het_device_info *out);
+
+  /* ---- memory (NULL: plain host memory from malloc) ----
+   * alloc returns an opaque handle that only this provider can read;
+   * ERR_CAPACITY when the device is full. */
+  het_status (*alloc)(void *state, size_t nbytes, void **handle);
+  void (*free)(void *state, void *handle);
+  /* Synchronous copies between host memory and device memory. */
+  het_status (*copy_from_host)(void *state, void *dst_handle,
+                               const void *src, size_t nbytes);
+  het_status (*copy_to_host)(void *state, void *dst, const void *src_handle,
+                             size_t nbytes);
 } het_provider_vtable;
+
+/* A created provider: its vtable and state, owned by a session. */
+typedef struct het_device {
+  const het_provider_vtable *vt;
+  void *state;
+  int index; /* position in the session's provider list */
+} het_device;
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@ void het_session_destroy(het_session *s) {
   if (!s)
     return;
   for (int i = 0; s->compiled && i < s->partition.n_subgraphs; i++) {
-    het_provider_inst *p = &s->providers[s->partition.subgraphs[i].provider];
+    het_device *p = &s->providers[s->partition.subgraphs[i].provider];
     if (s->compiled[i] && p->vt->destroy_compiled)
       p->vt->destroy_compiled(p->state, s->compiled[i]);
   }
@@ -43,6 +43,7 @@ static het_status het_session_add_providers(het_session *s,
       return het_error(HET_ERR_INTERNAL, "provider '%s': ABI %u, expected %u",
                        names[i], vt->abi_version, HET_PROVIDER_ABI_VERSION);
     s->providers[i].vt = vt;
+    s->providers[i].index = i;
     HET_TRY(vt->create(&cfg, &s->providers[i].state));
     s->n_providers = i + 1;
   }
@@ -82,7 +83,7 @@ static het_status het_session_build(het_session *s,
     return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   for (int i = 0; i < s->partition.n_subgraphs; i++) {
     het_subgraph *sg = &s->partition.subgraphs[i];
-    het_provider_inst *p = &s->providers[sg->provider];
+    het_device *p = &s->providers[sg->provider];
     HET_TRY(p->vt->compile(p->state, s->graph, sg->nodes, sg->n_nodes,
                            &s->compiled[i]));
   }

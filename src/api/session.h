@@ -24,7 +24,7 @@ struct het_session {
   het_graph *graph;
   het_arena arena;
   int n_providers;
-  het_provider_inst providers[HET_MAX_PROVIDERS];
+  het_device providers[HET_MAX_PROVIDERS];
   het_partition partition;
   void **compiled;    /* per subgraph */
   int *uses;          /* per value: consumer count, -1 = keep for the run */

@@ -97,7 +97,7 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
   if (st == HET_OK)
     st = het_bind_inputs(s, &ctx, in_names, inputs, n_in);
   for (int i = 0; st == HET_OK && i < s->partition.n_subgraphs; i++) {
-    het_provider_inst *p = &s->providers[s->partition.subgraphs[i].provider];
+    het_device *p = &s->providers[s->partition.subgraphs[i].provider];
     st = p->vt->run(p->state, s->compiled[i], &ctx);
   }
   if (st == HET_OK)

@@ -51,11 +51,35 @@ het_status het_tensor_check_shape(het_dtype dtype, const int64_t *dims,
 }
 
 void het_tensor_reset(het_tensor *t) {
-  if (t->owned)
+  if (t->owned && t->device && t->device->vt->free)
+    t->device->vt->free(t->device->state, t->data);
+  else if (t->owned)
     free(t->data);
   t->data = NULL;
   t->nbytes = 0;
   t->owned = false;
+  t->device = NULL;
+}
+
+het_status het_tensor_alloc_on(het_tensor *t, const het_device *device,
+                               het_dtype dtype, const int64_t *dims,
+                               int rank) {
+  if (!device || !device->vt->alloc)
+    return het_tensor_alloc(t, dtype, dims, rank);
+  size_t nbytes;
+  het_tensor_reset(t);
+  HET_TRY(het_tensor_check_shape(dtype, dims, rank, "tensor", &nbytes));
+  void *handle;
+  HET_TRY(device->vt->alloc(device->state, nbytes ? nbytes : 1, &handle));
+  t->dtype = dtype;
+  t->rank = rank;
+  for (int i = 0; i < rank; i++)
+    t->dims[i] = dims[i];
+  t->data = handle;
+  t->nbytes = nbytes;
+  t->owned = true;
+  t->device = device;
+  return HET_OK;
 }
 
 het_status het_tensor_alloc(het_tensor *t, het_dtype dtype,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "hetrt/hetrt.h"
+#include "hetrt/provider.h"
 
 struct het_tensor {
   het_dtype dtype;
@@ -18,6 +19,9 @@ struct het_tensor {
   void *data;
   size_t nbytes;
   bool owned;
+  /* Where data lives: NULL for host memory; otherwise data is a handle of
+   * that device's allocator, never to be dereferenced by the core. */
+  const het_device *device;
 };
 
 /* Element count of dims, or -1 when it overflows int64 or any dim < 0. */
@@ -38,7 +42,13 @@ het_status het_tensor_alloc(het_tensor *t, het_dtype dtype,
 het_status het_tensor_create_empty(het_dtype dtype, const int64_t *dims,
                                    int rank, het_tensor **out);
 
-/* Deep copy (owned).  Caller owns *out. */
+/* Sets dtype/shape and allocates owned storage on device (NULL = host)
+ * through its allocator.  Storage is uninitialised. */
+het_status het_tensor_alloc_on(het_tensor *t, const het_device *device,
+                               het_dtype dtype, const int64_t *dims,
+                               int rank);
+
+/* Deep copy (owned, host tensors only).  Caller owns *out. */
 het_status het_tensor_clone(const het_tensor *src, het_tensor **out);
 
 /* Releases storage the tensor owns and leaves it empty (data NULL). */

@@ -71,6 +71,8 @@ het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i) {
 }
 
 het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
+                                   het_tensor *const *inputs,
+                                   const het_device *device,
                                    het_tensor **outputs) {
   het_value_info in_small[16], out_small[16];
   het_value_info *in = in_small, *out = out_small;
@@ -85,7 +87,7 @@ het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
     }
   }
   for (int i = 0; i < node->n_inputs; i++) {
-    het_tensor *t = het_run_input(ctx, node, i);
+    het_tensor *t = inputs[i];
     memset(&in[i], 0, sizeof in[i]);
     in[i].shape.rank = -1;
     if (t)
@@ -124,7 +126,7 @@ het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < t->rank; i++)
       dims[i] = out[o].shape.dims[i].value;
-    st = het_tensor_alloc(t, out[o].dtype, dims, t->rank);
+    st = het_tensor_alloc_on(t, device, out[o].dtype, dims, t->rank);
     if (st != HET_OK) {
       het_error_wrap(st, "node '%s' output '%s'", node->name,
                      ctx->graph->values[v].name);

@@ -33,11 +33,16 @@ het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
 /* Input i of node, or NULL when omitted. */
 het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i);
 
-/* Runs inference on node's concrete inputs and creates its output
- * tensors in ctx: allocated when their shape is concrete, otherwise left
- * with data == NULL for the kernel to size with het_tensor_alloc.  outputs
- * receives node->n_outputs pointers (NULL for omitted outputs). */
+/* Runs inference on the node's concrete inputs and creates its output
+ * tensors in ctx, allocated on device (NULL = host memory) when their
+ * shape is concrete, otherwise left with data == NULL for the kernel to
+ * size.  inputs[i] are host-readable views of the node's inputs (NULL when
+ * omitted): a device provider passes views of its own memory, since
+ * inference may read shape-carrying inputs.  outputs receives
+ * node->n_outputs pointers (NULL for omitted outputs). */
 het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
+                                   het_tensor *const *inputs,
+                                   const het_device *device,
                                    het_tensor **outputs);
 
 /* The tensor bound to name in ctx or an enclosing run; NULL if none. */

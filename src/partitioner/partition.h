@@ -19,12 +19,6 @@ het_status het_registry_find(const char *name,
 /* Comma-separated names of the built providers (static string). */
 const char *het_registry_built_names(void);
 
-/* A created provider: vtable plus its state. */
-typedef struct het_provider_inst {
-  const het_provider_vtable *vt;
-  void *state;
-} het_provider_inst;
-
 typedef struct het_subgraph {
   int provider; /* index into the provider list */
   int n_nodes;
@@ -42,7 +36,7 @@ typedef struct het_partition {
  * order) that claims it.  A node no provider claims is ERR_UNSUPPORTED
  * naming the node and every provider's reason.  Memory comes from arena. */
 het_status het_partition_priority(const het_graph *g,
-                                  const het_provider_inst *providers,
+                                  const het_device *providers,
                                   int n_providers, het_arena *arena,
                                   het_partition *out);
 

@@ -4,6 +4,7 @@
 #include "core/status.h"
 #include "partitioner/partition.h"
 #include "providers/cpu/cpu.h"
+#include "providers/emu/emu.h"
 
 typedef struct het_registry_entry {
   const char *name;
@@ -15,7 +16,7 @@ static const het_registry_entry het_registry[] = {
     {"cpu", &het_cpu_provider, NULL},
     {"cuda", NULL, "the CUDA provider is not part of this build yet"},
     {"int8", NULL, "the INT8 provider is not part of this build yet"},
-    {"emu", NULL, "the emulated accelerator is not part of this build yet"},
+    {"emu", &het_emu_provider, NULL},
 };
 
 het_status het_registry_find(const char *name,
@@ -34,4 +35,4 @@ het_status het_registry_find(const char *name,
                    "unknown provider '%s' (known: cpu, cuda, int8, emu)", name);
 }
 
-const char *het_registry_built_names(void) { return "cpu"; }
+const char *het_registry_built_names(void) { return "cpu,emu"; }

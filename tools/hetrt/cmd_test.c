@@ -116,31 +116,49 @@ static int test_cmp_dirent(const struct dirent **x, const struct dirent **y) {
   return strcmp((*x)->d_name, (*y)->d_name);
 }
 
-/* Adds dir itself when it is a case, else every case folder inside it. */
-static bool test_collect(test_args *a, const char *dir) {
+static bool test_is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Adds dir itself when it is a case, else every case folder found below
+ * it (sorted, at most depth levels down). */
+static bool test_collect_below(test_args *a, const char *dir, int depth) {
   if (test_is_case(dir))
     return test_add_case(a, dir);
+  if (depth == 0 || !test_is_dir(dir))
+    return true;
   struct dirent **ents = NULL;
   int n = scandir(dir, &ents, NULL, test_cmp_dirent);
   if (n < 0) {
     fprintf(stderr, "hetrt test: %s: %s\n", dir, strerror(errno));
     return false;
   }
-  size_t before = a->n_cases;
   bool ok = true;
   for (int i = 0; i < n; i++) {
     char path[4096];
     bool fits = snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name) < (int)sizeof path;
-    if (ok && fits && ents[i]->d_name[0] != '.' && test_is_case(path))
-      ok = test_add_case(a, path);
+    if (ok && fits && ents[i]->d_name[0] != '.')
+      ok = test_collect_below(a, path, depth - 1);
     free(ents[i]);
   }
   free(ents);
-  if (ok && a->n_cases == before) {
-    fprintf(stderr, "hetrt test: %s: no test cases (no model.onnx in it or its subfolders)\n", dir);
+  return ok;
+}
+
+static bool test_collect(test_args *a, const char *dir) {
+  size_t before = a->n_cases;
+  if (!test_is_dir(dir)) {
+    fprintf(stderr, "hetrt test: %s: not a folder\n", dir);
     return false;
   }
-  return ok;
+  if (!test_collect_below(a, dir, 3))
+    return false;
+  if (a->n_cases == before) {
+    fprintf(stderr, "hetrt test: %s: no test cases (no model.onnx in it or below it)\n", dir);
+    return false;
+  }
+  return true;
 }
 
 /* ---- running ---- */

@@ -20,7 +20,7 @@ static het_dtype het_body_output_type(const het_graph *g, int i) {
 }
 
 static het_status het_infer_if(het_infer_ctx *ctx) {
-  const het_graph *then_g, *else_g;
+  const het_graph *then_g = NULL, *else_g = NULL;
   HET_TRY(het_body_attr(ctx, "then_branch", &then_g));
   HET_TRY(het_body_attr(ctx, "else_branch", &else_g));
   if (then_g->n_outputs != ctx->n_outputs ||
@@ -41,7 +41,7 @@ static het_status het_infer_if(het_infer_ctx *ctx) {
 }
 
 static het_status het_infer_loop(het_infer_ctx *ctx) {
-  const het_graph *body;
+  const het_graph *body = NULL;
   HET_TRY(het_body_attr(ctx, "body", &body));
   int carried = ctx->n_inputs - 2;
   if (carried < 0 || body->n_inputs != carried + 2 ||
@@ -61,7 +61,7 @@ static het_status het_infer_loop(het_infer_ctx *ctx) {
 }
 
 static het_status het_infer_scan(het_infer_ctx *ctx) {
-  const het_graph *body;
+  const het_graph *body = NULL;
   HET_TRY(het_body_attr(ctx, "body", &body));
   int64_t m = het_node_attr_int(ctx->node, "num_scan_inputs", -1);
   int first = ctx->opset < 9 ? 1 : 0; /* Scan-8: sequence_lens first */

@@ -68,6 +68,19 @@ static het_status het_ew_legacy_shape(het_infer_ctx *ctx, het_shape *out) {
 
 /* Two-input broadcast: checks both dtypes against mask (and equality when
  * same), output dtype is input 0's or `out`. */
+/* PRelu-1/6: a 1-D slope as long as X's dim 1 is per channel; otherwise
+ * numpy broadcasting.  The output is X's shape either way. */
+static het_status het_ew_prelu_legacy(het_infer_ctx *ctx, het_shape *out) {
+  const het_shape *x = &ctx->inputs[0].shape, *s = &ctx->inputs[1].shape;
+  if (x->rank >= 2 && s->rank == 1 && s->dims[0].value != 1 &&
+      (s->dims[0].value < 0 || x->dims[1].value < 0 ||
+       s->dims[0].value == x->dims[1].value)) {
+    *out = *x;
+    return HET_OK;
+  }
+  return het_shape_broadcast(ctx, x, s, out);
+}
+
 static het_status het_ew_binary(het_infer_ctx *ctx, uint32_t mask,
                                 uint32_t mask_b, bool same, het_dtype out) {
   HET_TRY(het_infer_require_type(ctx, 0, mask));
@@ -75,7 +88,10 @@ static het_status het_ew_binary(het_infer_ctx *ctx, uint32_t mask,
   if (same)
     HET_TRY(het_infer_ew_same_type(ctx, 0, 1));
   het_shape s;
-  if (ctx->opset < 7 && strcmp(ctx->node->op_type, "PRelu") != 0)
+  bool prelu = strcmp(ctx->node->op_type, "PRelu") == 0;
+  if (ctx->opset < 7 && prelu)
+    HET_TRY(het_ew_prelu_legacy(ctx, &s));
+  else if (ctx->opset < 7)
     HET_TRY(het_ew_legacy_shape(ctx, &s));
   else
     HET_TRY(het_shape_broadcast(ctx, &ctx->inputs[0].shape,

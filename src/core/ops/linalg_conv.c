@@ -98,6 +98,11 @@ static het_status conv_shape(het_infer_ctx *ctx, int xi, int wi, int bi,
   }
   het_conv_geom g;
   HET_TRY(het_conv_geom_init(ctx->node, kind, nsp, in, k, &g));
+  for (int i = 0; i < nsp; i++)
+    if (k[i] >= 0 && g.kernel[i] != k[i])
+      return het_infer_fail(ctx, HET_ERR_SHAPE,
+                            "kernel_shape[%d] = %lld but W has %lld", i,
+                            (long long)g.kernel[i], (long long)k[i]);
   het_dim m;
   HET_TRY(check_channels(ctx, xi, wi, kind == HET_GEOM_CONVT, group, &m));
   HET_TRY(check_bias(ctx, bi, &m));

@@ -172,6 +172,7 @@ het_status het_slice_plan_make(const het_infer_ctx *ctx, het_slice_plan *p,
     p->start[i] = 0;
     p->step[i] = 1;
     p->count[i] = sh->dims[i].value;
+    p->whole[i] = true;
   }
   if (!*known)
     return HET_OK;
@@ -191,12 +192,14 @@ het_status het_slice_plan_make(const het_infer_ctx *ctx, het_slice_plan *p,
     if (st == 0)
       return het_infer_fail(ctx, HET_ERR_INVALID_MODEL, "step is 0");
     int64_t d = sh->dims[ax].value;
+    p->whole[ax] = st == 1 && v[0][k] == 0 && v[1][k] >= INT64_MAX / 2;
     if (d < 0) {
       p->count[ax] = -1;
       p->step[ax] = st;
       continue;
     }
     slice_axis(v[0][k], v[1][k], st, d, p, ax);
+    p->whole[ax] = p->count[ax] == d && st == 1;
   }
   return HET_OK;
 }
@@ -211,7 +214,7 @@ het_status het_infer_slice(het_infer_ctx *ctx) {
   for (int i = 0; i < o->shape.rank; i++) {
     if (!known)
       o->shape.dims[i] = het_dim_unknown();
-    else if (p.count[i] == ctx->inputs[0].shape.dims[i].value && p.step[i] == 1)
+    else if (p.whole[i])
       o->shape.dims[i] = ctx->inputs[0].shape.dims[i];
     else
       o->shape.dims[i] = p.count[i] >= 0 ? het_dim_known(p.count[i])

@@ -32,6 +32,7 @@ typedef struct het_slice_plan {
   int64_t start[HET_MAX_RANK];
   int64_t step[HET_MAX_RANK];
   int64_t count[HET_MAX_RANK];
+  bool whole[HET_MAX_RANK]; /* output dim equals the input dim (symbol kept) */
 } het_slice_plan;
 het_status het_slice_plan_make(const het_infer_ctx *ctx, het_slice_plan *p,
                                bool *known);

@@ -125,11 +125,21 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
       goto fail;
     }
   }
-  st = het_run_prepare_outputs(ctx, node, out);
+  for (int k = 0; k < node->n_inputs; k++) {
+    in[k] = het_run_input(ctx, node, k);
+    if (in[k] && in[k]->device && in[k]->device->vt->alloc) {
+      st = het_error(HET_ERR_INTERNAL,
+                     "node '%s' (%s): input '%s' lives on %s memory; a "
+                     "copy to the host is missing",
+                     node->name, node->op_type,
+                     c->graph->values[node->inputs[k]].name,
+                     in[k]->device->vt->name);
+      goto fail;
+    }
+  }
+  st = het_run_prepare_outputs(ctx, node, in, NULL, out);
   if (st != HET_OK)
     goto fail;
-  for (int k = 0; k < node->n_inputs; k++)
-    in[k] = het_run_input(ctx, node, k);
   het_cpu_kernel_ctx kc = {
       .node = node,
       .opset = node->opset,

@@ -34,7 +34,11 @@ class BF16:
         self.shape = self.bits.shape
 
 
-def vinfo(name, arr):
+def vinfo(name, arr, symbolic=False):
+    if symbolic:
+        return helper.make_tensor_value_info(
+            name, NP2ONNX[arr.dtype.type],
+            ["%s_d%d" % (name, i) for i in range(arr.ndim)])
     if isinstance(arr, BF16):
         return helper.make_tensor_value_info(name, TensorProto.BFLOAT16,
                                              list(arr.shape))
@@ -51,14 +55,16 @@ def to_proto(arr, name):
     return numpy_helper.from_array(arr, name)
 
 
-def case(name, op, inputs, outputs, opset, domain="", **attrs):
-    """inputs/outputs: lists of (name, array); an input named '' is omitted."""
+def case(name, op, inputs, outputs, opset, domain="", symbolic=False,
+         **attrs):
+    """inputs/outputs: lists of (name, array); an input named '' is omitted.
+    symbolic: declare every input dim as a distinct named dim."""
     node = helper.make_node(op, [n for n, _ in inputs],
                             [n for n, _ in outputs], name=name + "_node",
                             domain=domain, **attrs)
     graph = helper.make_graph(
-        [node], name, [vinfo(n, a) for n, a in inputs if n],
-        [vinfo(n, a) for n, a in outputs])
+        [node], name, [vinfo(n, a, symbolic) for n, a in inputs if n],
+        [vinfo(n, a, symbolic) for n, a in outputs])
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid(domain, opset)])
     model.ir_version = 8 if opset >= 7 else 3
@@ -117,6 +123,9 @@ def broadcast_cases():
     x, s = rand(2, 3, 2, 2), rand(3, 1, 1)
     case("prelu_channel_slope", "PRelu", [("x", x), ("s", s)],
          [("y", np.where(x < 0, x * s, x))], 16)
+    x, s = rand(2, 3, 4), rand(3)
+    case("prelu_opset6_channel", "PRelu", [("x", x), ("s", s)],
+         [("y", np.where(x < 0, x * s.reshape(3, 1), x))], 6)
     xs = [rand(2, 1, 3), rand(4, 1), rand(3)]
     case("sum_three_bcast", "Sum", [("x%d" % i, x) for i, x in enumerate(xs)],
          [("y", xs[0] + xs[1] + xs[2])], 13)
@@ -244,6 +253,9 @@ def error_cases():
     a, b = rand(2, 3), rand(3)
     case("err_legacy_no_broadcast_attr", "Add", [("a", a), ("b", b)],
          [("c", a)], 6)
+    a, b = rand(2, 3), rand(4, 3)
+    case("err_add_runtime_mismatch", "Add", [("a", a), ("b", b)],
+         [("c", a)], 14, symbolic=True)
     x = rand(4)
     case("err_dropout_training", "Dropout",
          [("x", x), ("r", np.array(0.5, np.float32)),

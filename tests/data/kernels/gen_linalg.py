@@ -8,7 +8,7 @@ float16/float64 Conv, ConvTranspose with output_padding / groups /
 dilations, batched MatMul broadcast with 1-D operands and integer types,
 Gemm with broadcast C and the opset-6 broadcast attribute, BatchNorm opset
 6 and 7, pools with ceil_mode / count_include_pad, GlobalLpPool, and a
-bidirectional LSTM with sequence_lens.  Cases named err_* are invalid
+bidirectional LSTM with sequence_lens, LpPool with pads.  Cases named err_* are invalid
 models the errors suite expects to fail with a message naming the node.
 Run: /usr/bin/python3 tests/data/kernels/gen_linalg.py
 """
@@ -221,6 +221,15 @@ def norm_pool_cases():
     case("maxpool_ceil_indices", "MaxPool", [("x", x)],
          [("y", y.numpy()), ("i", idx.numpy().astype(np.int64) + plane)], 12,
          kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    x = rand(1, 2, 5, 5)
+    xp = np.pad(np.abs(x), ((0, 0), (0, 0), (0, 1), (0, 1))) ** 3
+    y = np.zeros((1, 2, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            y[:, :, i, j] = xp[:, :, 2 * i:2 * i + 2,
+                               2 * j:2 * j + 2].sum(axis=(2, 3)) ** (1 / 3)
+    case("lppool_p3_pads", "LpPool", [("x", x)], [("y", y.astype(np.float32))],
+         11, kernel_shape=[2, 2], strides=[2, 2], pads=[0, 0, 1, 1], p=3)
     x = rand(2, 3, 4, 5)
     y = (np.abs(x) ** 3).sum(axis=(2, 3), keepdims=True) ** (1.0 / 3)
     case("globallppool_p3", "GlobalLpPool", [("x", x)],

@@ -174,7 +174,7 @@ static het_status het_if_run(het_cpu_kernel_ctx *kc) {
 /* New tensor: element `index` of t along axis (rank drops by one). */
 static het_status het_slice_axis(const het_tensor *t, int axis, int64_t index,
                                  het_tensor **out) {
-  int64_t dims[HET_MAX_RANK], outer = 1, inner = 1;
+  int64_t dims[HET_MAX_RANK] = {0}, outer = 1, inner = 1;
   int r = 0;
   for (int i = 0; i < t->rank; i++) {
     if (i < axis)

@@ -147,8 +147,7 @@ het_status het_ew_map(het_cpu_kernel_ctx *ctx, const het_ew_fn_table fns,
  * (default: aligned to the end); other dims become 1. */
 static het_status het_ew_legacy_dims(const het_cpu_kernel_ctx *ctx,
                                      const het_tensor *a, const het_tensor *b,
-                                     int64_t *dims) {
-  int64_t axis = het_node_attr_int(ctx->node, "axis", a->rank - b->rank);
+                                     int64_t axis, int64_t *dims) {
   if (axis < 0)
     axis += a->rank;
   if (axis < 0 || axis + b->rank > a->rank)
@@ -171,11 +170,24 @@ het_status het_ew_binary(const het_cpu_kernel_ctx *ctx, const het_tensor *a,
       {a->data, het_dtype_size(a->dtype), a->rank, a->dims},
       {b->data, het_dtype_size(b->dtype), b->rank, b->dims},
   };
-  int64_t legacy[HET_MAX_RANK];
+  int64_t legacy_dims[HET_MAX_RANK];
+  int64_t axis = 0;
+  bool legacy = false;
   if (ctx->opset < 7 && het_node_attr_int(ctx->node, "broadcast", 0) != 0) {
-    HET_TRY(het_ew_legacy_dims(ctx, a, b, legacy));
+    axis = het_node_attr_int(ctx->node, "axis", a->rank - b->rank);
+    legacy = true;
+  }
+  /* PRelu-1/6: a 1-D slope of X.dims[1] elements is per channel. */
+  if (ctx->opset < 7 && strcmp(ctx->node->op_type, "PRelu") == 0 &&
+      b->rank == 1 && a->rank >= 2 && b->dims[0] == a->dims[1] &&
+      b->dims[0] != 1) {
+    axis = 1;
+    legacy = true;
+  }
+  if (legacy) {
+    HET_TRY(het_ew_legacy_dims(ctx, a, b, axis, legacy_dims));
     ops[1].rank = a->rank;
-    ops[1].dims = legacy;
+    ops[1].dims = legacy_dims;
   }
   het_status st = het_bcast_run(out->data, het_dtype_size(out->dtype),
                                 out->dims, out->rank, 2, ops, fn, user);

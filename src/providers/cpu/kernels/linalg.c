@@ -156,8 +156,14 @@ het_status het_lk_geom(const het_cpu_kernel_ctx *ctx, het_geom_kind kind,
     return het_lk_fail(ctx, HET_ERR_SHAPE,
                        "X rank %d / W rank %d: need equal ranks >= 3",
                        x->rank, w ? w->rank : x->rank);
-  return het_conv_geom_init(ctx->node, kind, x->rank - 2, x->dims + 2,
-                            w ? w->dims + 2 : NULL, g);
+  HET_TRY(het_conv_geom_init(ctx->node, kind, x->rank - 2, x->dims + 2,
+                             w ? w->dims + 2 : NULL, g));
+  for (int d = 0; w && d < g->nsp; d++)
+    if (g->kernel[d] != w->dims[2 + d])
+      return het_lk_fail(ctx, HET_ERR_SHAPE,
+                         "kernel_shape[%d] = %lld but W has %lld", d,
+                         (long long)g->kernel[d], (long long)w->dims[2 + d]);
+  return HET_OK;
 }
 
 const het_cpu_kernel het_cpu_kernels_linalg[] = {

@@ -118,6 +118,10 @@ static het_status conv_float(het_cpu_kernel_ctx *ctx, bool transposed) {
   HET_TRY(het_lk_geom(ctx, transposed ? HET_GEOM_CONVT : HET_GEOM_CONV, x, w,
                       &g));
   HET_TRY(conv_dims(ctx, x, w, transposed, &group, &c, &m));
+  if (b && het_tensor_count(b) != m)
+    return het_lk_fail(ctx, HET_ERR_SHAPE, "bias has %lld values for %lld "
+                       "output channels",
+                       (long long)het_tensor_count(b), (long long)m);
   if (transposed)
     memcpy(g.out, y->dims + 2, sizeof(int64_t) * (size_t)g.nsp);
   if (het_tensor_count(y) == 0)

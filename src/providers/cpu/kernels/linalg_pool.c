@@ -95,6 +95,16 @@ static void pool_planes(const pool_args *a, const double *x, double *y,
     }
 }
 
+/* Kernel taps at start, start + dil, ... that lie before limit (the end
+ * of the padded input): the divisor of count_include_pad. */
+static int64_t taps_before(int64_t start, int64_t k, int64_t dil,
+                           int64_t limit) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < k; i++)
+    n += start + i * dil < limit;
+  return n;
+}
+
 /* float32 2-D max/average pooling: the hot path of CNNs. */
 static void pool2d_f32(const pool_args *a, const float *x, float *y,
                        int64_t *ind, int64_t planes) {
@@ -106,17 +116,13 @@ static void pool2d_f32(const pool_args *a, const float *x, float *y,
       int64_t hs = i * g->stride[0] - g->pad_b[0];
       for (int64_t j = 0; j < ow; j++) {
         int64_t ws = j * g->stride[1] - g->pad_b[1], arg = -1, valid = 0;
-        int64_t padded_h = 0, padded_w = 0;
         float acc = a->kind == POOL_MAX ? -INFINITY : 0.f;
         for (int64_t kh = 0; kh < g->kernel[0]; kh++) {
           int64_t h = hs + kh * g->dil[0];
-          padded_h += h < ih + g->pad_e[0];
           if (h < 0 || h >= ih)
             continue;
           for (int64_t kw = 0; kw < g->kernel[1]; kw++) {
             int64_t w = ws + kw * g->dil[1];
-            if (kh == 0)
-              padded_w += w < iw + g->pad_e[1];
             if (w < 0 || w >= iw)
               continue;
             float v = xp[h * iw + w];
@@ -130,10 +136,11 @@ static void pool2d_f32(const pool_args *a, const float *x, float *y,
           }
         }
         if (a->kind == POOL_AVG) {
-          if (padded_w == 0) /* first kernel row was skipped */
-            for (int64_t kw = 0; kw < g->kernel[1]; kw++)
-              padded_w += ws + kw * g->dil[1] < iw + g->pad_e[1];
-          int64_t cnt = a->include_pad ? padded_h * padded_w : valid;
+          int64_t cnt =
+              a->include_pad
+                  ? taps_before(hs, g->kernel[0], 1, ih + g->pad_e[0]) *
+                        taps_before(ws, g->kernel[1], 1, iw + g->pad_e[1])
+                  : valid;
           acc /= (float)(cnt ? cnt : 1);
         }
         y[(p * oh + i) * ow + j] = acc;

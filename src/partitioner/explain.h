@@ -1,0 +1,69 @@
+/* explain.h — the placement report behind partview, `hetrt run --explain`
+ * and het_session_explain(): every node with its provider and reason,
+ * subgraphs, boundary nodes with the bytes they move, cost estimates and
+ * planned peak memory per device.  Invariant: a het_explain is a plain
+ * snapshot; its strings are borrowed from the session that filled it.
+ */
+#ifndef HET_PARTITIONER_EXPLAIN_H
+#define HET_PARTITIONER_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hetrt/hetrt.h"
+
+typedef struct het_explain_node {
+  const char *name;
+  const char *op_type;
+  const char *provider;
+  const char *reason;
+  int subgraph;          /* index into subgraphs */
+  double est_seconds;    /* estimated time of this node on its provider */
+  const char *boundary;  /* NULL, or "copy", "layout", "cast" */
+  double bytes;          /* bytes a boundary node moves (0 otherwise) */
+} het_explain_node;
+
+/* A data edge between two nodes (for DOT/HTML drawings). */
+typedef struct het_explain_edge {
+  int from, to;          /* indices into nodes */
+  const char *value;     /* tensor name */
+  double bytes;
+} het_explain_edge;
+
+typedef struct het_explain_subgraph {
+  const char *provider;
+  int n_nodes;
+  double est_seconds;    /* node times + launch overhead */
+} het_explain_subgraph;
+
+typedef struct het_explain_device {
+  const char *provider;
+  size_t planned_peak;   /* bytes, from load-time shapes (unknown dims = 1) */
+  size_t capacity;       /* bytes, 0 = unlimited */
+} het_explain_device;
+
+typedef struct het_explain {
+  const char *model;     /* model path or "<memory>" */
+  const char *algorithm; /* "cost" or "priority" */
+  int n_nodes;
+  het_explain_node *nodes;          /* in execution order */
+  int n_edges;
+  het_explain_edge *edges;
+  int n_subgraphs;
+  het_explain_subgraph *subgraphs;
+  int n_devices;
+  het_explain_device *devices;
+  double est_total;      /* the chosen assignment's estimate (seconds) */
+  double est_priority;   /* the priority assignment's estimate */
+  double est_cost;       /* the cost assignment's estimate */
+  int n_warnings;
+  const char **warnings; /* e.g. skipped providers in non-strict mode */
+} het_explain;
+
+/* Renders e as "text", "json", "dot" or "html" into a malloc'd string
+ * (caller frees).  Unknown formats: ERR_INVALID_ARGUMENT naming it.
+ * JSON has per node at least name, op_type, provider and reason. */
+het_status het_explain_format(const het_explain *e, const char *format,
+                              char **out);
+
+#endif
