@@ -163,10 +163,38 @@ HET_API het_status het_session_options_set_threads(
 /* String key/value option.  Known keys:
  *   "providers"  comma-separated priority list (same as set_providers)
  *   "threads"    positive integer
+ *   "devices"    comma-separated device profile paths (YAML); each names
+ *                the provider it configures with its `provider:` key
+ *   "algorithm"  "cost" (default: minimise estimated latency) or
+ *                "priority" (first capable provider wins)
+ *   "strict"     "true" (default): an unknown, unbuilt or absent provider
+ *                fails session creation; "false": it is skipped with a
+ *                warning that het_session_explain reports
+ *   "<provider>.<key>"  passed to that provider (e.g. "emu.mode=timed")
  * Unknown keys return INVALID_ARGUMENT naming the key. */
 HET_API het_status het_session_options_set(het_session_options *options,
                                            const char *key,
                                            const char *value);
+
+/* Per-node placement constraints, by node name (checked at session
+ * creation: a name that matches no node is an error naming it).
+ * pin: the node may run only on provider (repeat to allow several);
+ * forbid: never on provider; prefer: multiply the node's estimated cost on
+ * provider by factor (< 1 prefers, > 1 avoids; factor > 0). */
+HET_API het_status het_session_options_pin(het_session_options *options,
+                                           const char *node,
+                                           const char *provider);
+HET_API het_status het_session_options_forbid(het_session_options *options,
+                                              const char *node,
+                                              const char *provider);
+HET_API het_status het_session_options_prefer(het_session_options *options,
+                                              const char *node,
+                                              const char *provider,
+                                              double factor);
+/* Bytes of memory a provider's device may use for this session (0 = the
+ * device's capacity). */
+HET_API het_status het_session_options_set_memory_budget(
+    het_session_options *options, const char *provider, size_t bytes);
 
 /* ---- sessions ---------------------------------------------------------- */
 
@@ -219,6 +247,16 @@ HET_API size_t het_session_get_node_count(const het_session *session);
 HET_API het_status het_session_get_placement(const het_session *session,
                                              size_t index,
                                              het_node_placement *out);
+
+/* The placement report: every node's provider and reason, subgraphs,
+ * boundary (copy) nodes with the bytes they move, estimated latency per
+ * subgraph and in total, the priority-vs-cost comparison and planned peak
+ * memory per device.  format: "text", "json", "dot" or "html".  *out is a
+ * NUL-terminated string the caller owns (het_string_destroy). */
+HET_API het_status het_session_explain(const het_session *session,
+                                       const char *format, char **out);
+/* Frees a string returned by hetrt.  Accepts NULL. */
+HET_API void het_string_destroy(char *s);
 
 /* Runs the model.  Every graph input without an initializer must be given
  * by name.  output_names may be NULL (then n_outputs must equal the

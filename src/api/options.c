@@ -45,6 +45,7 @@ void het_session_options_destroy(het_session_options *o) {
   if (!o)
     return;
   het_options_clear_providers(o);
+  het_options_ext_clear(o);
   free(o);
 }
 
@@ -140,7 +141,12 @@ het_status het_session_options_set(het_session_options *o, const char *key,
     o->threads = (int)v;
     return HET_OK;
   }
+  bool handled;
+  HET_TRY(het_options_set_ext(o, key, value, &handled));
+  if (handled)
+    return HET_OK;
   return het_error(HET_ERR_INVALID_ARGUMENT,
-                   "unknown session option '%s' (known: providers, threads)",
+                   "unknown session option '%s' (known: providers, threads, "
+                   "devices, algorithm, strict, <provider>.<key>)",
                    key);
 }

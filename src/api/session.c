@@ -15,10 +15,14 @@ void het_session_destroy(het_session *s) {
   if (!s)
     return;
   for (int i = 0; s->compiled && i < s->partition.n_subgraphs; i++) {
+    if (!s->compiled[i])
+      continue;
     het_device *p = &s->providers[s->partition.subgraphs[i].provider];
-    if (s->compiled[i] && p->vt->destroy_compiled)
+    if (p->vt->destroy_compiled)
       p->vt->destroy_compiled(p->state, s->compiled[i]);
   }
+  for (int v = 0; s->placed && v < s->graph->n_values; v++)
+    het_tensor_destroy(s->placed[v]);
   for (int i = 0; i < s->n_providers; i++)
     if (s->providers[i].vt->destroy)
       s->providers[i].vt->destroy(s->providers[i].state);
@@ -30,67 +34,7 @@ void het_session_destroy(het_session *s) {
   free(s);
 }
 
-static het_status het_session_add_providers(het_session *s,
-                                            const het_session_options *o) {
-  static const char *const dflt[] = {"cpu"};
-  const char *const *names = o && o->n_providers ? (const char *const *)o->providers : dflt;
-  int n = o && o->n_providers ? o->n_providers : 1;
-  het_provider_config cfg = {.threads = o ? o->threads : 1};
-  for (int i = 0; i < n; i++) {
-    const het_provider_vtable *vt;
-    HET_TRY(het_registry_find(names[i], &vt));
-    if (vt->abi_version != HET_PROVIDER_ABI_VERSION)
-      return het_error(HET_ERR_INTERNAL, "provider '%s': ABI %u, expected %u",
-                       names[i], vt->abi_version, HET_PROVIDER_ABI_VERSION);
-    s->providers[i].vt = vt;
-    s->providers[i].index = i;
-    HET_TRY(vt->create(&cfg, &s->providers[i].state));
-    s->n_providers = i + 1;
-  }
-  return HET_OK;
-}
-
-/* Consumer counts per value: the run frees a value after its last use. */
-static het_status het_session_count_uses(het_session *s) {
-  het_graph *g = s->graph;
-  s->uses = calloc((size_t)g->n_values + 1, sizeof *s->uses);
-  s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
-  if (!s->uses || !s->inputs)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] >= 0)
-        s->uses[g->nodes[n].inputs[i]]++;
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_INITIALIZER |
-                              HET_VALUE_GRAPH_INPUT))
-      s->uses[v] = -1;
-  het_run_mark_outer_uses(g, s->uses);
-  for (int i = 0; i < g->n_inputs; i++)
-    if (!g->values[g->inputs[i]].initializer)
-      s->inputs[s->n_inputs++] = g->inputs[i];
-  return HET_OK;
-}
-
-static het_status het_session_build(het_session *s,
-                                    const het_session_options *o) {
-  HET_TRY(het_graph_infer_shapes(s->graph));
-  HET_TRY(het_session_add_providers(s, o));
-  HET_TRY(het_partition_priority(s->graph, s->providers, s->n_providers,
-                                 &s->arena, &s->partition));
-  s->compiled = calloc((size_t)s->partition.n_subgraphs + 1, sizeof(void *));
-  if (!s->compiled)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
-  for (int i = 0; i < s->partition.n_subgraphs; i++) {
-    het_subgraph *sg = &s->partition.subgraphs[i];
-    het_device *p = &s->providers[sg->provider];
-    HET_TRY(p->vt->compile(p->state, s->graph, sg->nodes, sg->n_nodes,
-                           &s->compiled[i]));
-  }
-  return het_session_count_uses(s);
-}
-
-static het_status het_session_finish(het_graph *g,
+static het_status het_session_finish(het_graph *g, const char *model,
                                      const het_session_options *o,
                                      het_session **out) {
   het_session *s = calloc(1, sizeof *s);
@@ -100,7 +44,9 @@ static het_status het_session_finish(het_graph *g,
   }
   s->graph = g;
   het_arena_init(&s->arena);
-  het_status st = het_session_build(s, o);
+  s->model = het_arena_strdup(&s->arena, model);
+  het_status st = s->model ? het_session_build(s, o)
+                           : het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   if (st != HET_OK) {
     het_session_destroy(s);
     return st;
@@ -117,7 +63,7 @@ het_status het_session_create(het_env *env, const char *path,
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "het_session_create: NULL argument");
   HET_TRY(het_onnx_load_file(path, &g));
-  het_status st = het_session_finish(g, o, out);
+  het_status st = het_session_finish(g, path, o, out);
   if (st != HET_OK)
     het_error_wrap(st, "%s", path);
   return st;
@@ -132,7 +78,7 @@ het_status het_session_create_from_memory(het_env *env, const void *data,
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "het_session_create_from_memory: NULL argument");
   HET_TRY(het_onnx_load_memory(data, size, NULL, "<memory>", &g));
-  return het_session_finish(g, o, out);
+  return het_session_finish(g, "<memory>", o, out);
 }
 
 size_t het_session_get_input_count(const het_session *s) {
@@ -196,7 +142,8 @@ het_status het_session_get_placement(const het_session *s, size_t index,
   int node = s->graph->order[index];
   out->name = s->graph->nodes[node].name;
   out->op_type = s->graph->nodes[node].op_type;
-  out->provider = s->providers[s->partition.provider[node]].vt->name;
+  int prov = s->partition.provider[node];
+  out->provider = prov >= 0 ? s->providers[prov].vt->name : "host";
   out->reason = s->partition.reason[node];
   return HET_OK;
 }

@@ -6,6 +6,7 @@
 #define HET_API_SESSION_H
 
 #include "core/ir.h"
+#include "partitioner/cost.h"
 #include "partitioner/partition.h"
 
 struct het_env {
@@ -13,24 +14,76 @@ struct het_env {
 };
 
 #define HET_MAX_PROVIDERS 8
+#define HET_MAX_PROFILES 8
+
+typedef enum het_rule_kind {
+  HET_RULE_PIN,
+  HET_RULE_FORBID,
+  HET_RULE_PREFER,
+} het_rule_kind;
+
+/* One per-node constraint as given through the C API. */
+typedef struct het_node_rule {
+  het_rule_kind kind;
+  char *node;
+  char *provider;
+  double factor;
+} het_node_rule;
+
+/* A "<provider>.<key>" option or a memory budget. */
+typedef struct het_kv {
+  char *key;
+  char *value;
+} het_kv;
 
 struct het_session_options {
   int n_providers;
   char *providers[HET_MAX_PROVIDERS];
   int threads;
+  int n_profiles;
+  char *profiles[HET_MAX_PROFILES];
+  bool use_priority;      /* algorithm=priority */
+  bool non_strict;        /* strict=false */
+  int n_kv;
+  het_kv *kv;             /* provider options, key "<provider>.<key>" */
+  int n_rules;
+  het_node_rule *rules;
+  int n_budgets;
+  het_kv *budgets;        /* provider name → bytes (decimal text) */
 };
 
 struct het_session {
   het_graph *graph;
   het_arena arena;
+  const char *model;  /* path or "<memory>" */
   int n_providers;
   het_device providers[HET_MAX_PROVIDERS];
+  het_device_info info[HET_MAX_PROVIDERS];
+  bool host_memory[HET_MAX_PROVIDERS];
   het_partition partition;
-  void **compiled;    /* per subgraph */
+  void **compiled;    /* per subgraph (NULL for copy steps) */
   int *uses;          /* per value: consumer count, -1 = keep for the run */
   int *inputs;        /* value ids a caller may bind (graph inputs) */
   int n_inputs;
+  het_tensor **placed; /* per value: initializer copy placed on a device */
+  /* The placement report's inputs (see session_explain.c). */
+  bool use_priority;
+  int n_model_nodes;  /* nodes before boundary insertion */
+  het_cost_table cost;
+  int *prio_assign, *cost_assign; /* per model node */
+  double est_priority, est_cost;
+  int n_warnings;
+  const char *warnings[HET_MAX_PROVIDERS];
 };
+
+/* session_build.c: everything between a loaded graph and a runnable
+ * session (providers, constraints, assignment, boundaries, compile). */
+het_status het_session_build(het_session *s, const het_session_options *o);
+
+/* options_ext.c: the extended keys of het_session_options_set. */
+het_status het_options_set_ext(het_session_options *o, const char *key,
+                               const char *value, bool *handled);
+void het_options_ext_clear(het_session_options *o);
 
 /* Runs the session (see het_session_run) — in session_run.c. */
 het_status het_session_execute(het_session *s, const char *const *in_names,

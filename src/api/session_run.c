@@ -9,6 +9,7 @@
 #include "api/session.h"
 #include "core/status.h"
 #include "executor/run.h"
+#include "transfer/copy.h"
 
 static het_status het_check_input(const het_value *v, const het_tensor *t) {
   if (v->dtype != HET_DTYPE_UNDEFINED && t->dtype != v->dtype)
@@ -78,6 +79,38 @@ static het_status het_find_outputs(het_session *s, const char *const *names,
   return HET_OK;
 }
 
+/* A boundary copy step: the source value into the destination's memory. */
+static het_status het_run_copy(het_session *s, het_run_ctx *ctx, int node) {
+  const het_node *n = &s->graph->nodes[node];
+  int prov = s->partition.provider[node];
+  const het_device *to = prov >= 0 ? &s->providers[prov] : NULL;
+  het_tensor *src = ctx->values[n->inputs[0]];
+  if (!src)
+    return het_error(HET_ERR_INTERNAL, "%s: source not computed", n->name);
+  het_tensor *dst = calloc(1, sizeof *dst);
+  if (!dst)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory", n->name);
+  het_status st = het_transfer_copy(src, to, dst);
+  if (st != HET_OK) {
+    het_tensor_destroy(dst);
+    return het_error_wrap(st, "%s", n->name);
+  }
+  ctx->values[n->outputs[0]] = dst;
+  ctx->owned[n->outputs[0]] = true;
+  het_run_release_inputs(ctx, n);
+  return HET_OK;
+}
+
+static het_status het_run_step(het_session *s, het_run_ctx *ctx, int i) {
+  const het_subgraph *sg = &s->partition.subgraphs[i];
+  if (sg->kind == HET_STEP_COPY_STATIC)
+    return HET_OK; /* placed at session creation */
+  if (sg->kind == HET_STEP_COPY)
+    return het_run_copy(s, ctx, sg->nodes[0]);
+  het_device *p = &s->providers[sg->provider];
+  return p->vt->run(p->state, s->compiled[i], ctx);
+}
+
 het_status het_session_execute(het_session *s, const char *const *in_names,
                                het_tensor *const *inputs, size_t n_in,
                                const char *const *out_names, size_t n_out,
@@ -96,10 +129,11 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
   st = het_find_outputs(s, out_names, n_out, ids);
   if (st == HET_OK)
     st = het_bind_inputs(s, &ctx, in_names, inputs, n_in);
-  for (int i = 0; st == HET_OK && i < s->partition.n_subgraphs; i++) {
-    het_device *p = &s->providers[s->partition.subgraphs[i].provider];
-    st = p->vt->run(p->state, s->compiled[i], &ctx);
-  }
+  for (int v = 0; st == HET_OK && v < s->graph->n_values; v++)
+    if (s->placed[v])
+      ctx.values[v] = s->placed[v];
+  for (int i = 0; st == HET_OK && i < s->partition.n_subgraphs; i++)
+    st = het_run_step(s, &ctx, i);
   if (st == HET_OK)
     st = het_run_take_outputs(&ctx, ids, n_out, result);
   if (st == HET_OK)

@@ -16,18 +16,32 @@
 het_status het_registry_find(const char *name,
                              const het_provider_vtable **out);
 
+/* The provider a device profile configures (its top-level `provider:`
+ * key) into name (cap bytes).  Errors name the file and line. */
+het_status het_profile_provider(const char *path, char *name, size_t cap);
+
 /* Comma-separated names of the built providers (static string). */
 const char *het_registry_built_names(void);
 
+/* What a node of the partitioned graph is. */
+typedef enum het_step_kind {
+  HET_STEP_COMPUTE = 0,     /* a model node run by its provider */
+  HET_STEP_COPY = 1,        /* a boundary copy, run every run */
+  HET_STEP_COPY_STATIC = 2, /* an initializer copy, run once at creation */
+} het_step_kind;
+
 typedef struct het_subgraph {
-  int provider; /* index into the provider list */
+  int provider; /* index into the provider list; -1 = host memory (copies) */
+  het_step_kind kind;
   int n_nodes;
-  int *nodes;   /* node ids in topological order */
+  int *nodes;   /* node ids in execution order */
 } het_subgraph;
 
 typedef struct het_partition {
-  int *provider;       /* per node id: index into the provider list */
+  int n_nodes;         /* nodes covered (grows with boundary insertion) */
+  int *provider;       /* per node id: provider index (-1 = host memory) */
   const char **reason; /* per node id: why it went there */
+  unsigned char *kind; /* per node id: het_step_kind */
   int n_subgraphs;
   het_subgraph *subgraphs;
 } het_partition;
@@ -35,6 +49,19 @@ typedef struct het_partition {
 /* `priority` assignment: each node goes to the first provider (in list
  * order) that claims it.  A node no provider claims is ERR_UNSUPPORTED
  * naming the node and every provider's reason.  Memory comes from arena. */
+/* Assigns provider[node] = first claiming provider (priority order);
+ * fails naming any node nobody claims.  claims: [provider][node]. */
+het_status het_partition_first_claim(const het_graph *g,
+                                     const het_device *providers,
+                                     int n_providers,
+                                     het_claim *const *claims,
+                                     het_arena *arena, het_partition *out);
+
+/* Groups g->order into steps: maximal runs of compute nodes on one
+ * provider, one step per copy node. */
+het_status het_partition_group(const het_graph *g, het_arena *arena,
+                               het_partition *p);
+
 het_status het_partition_priority(const het_graph *g,
                                   const het_device *providers,
                                   int n_providers, het_arena *arena,

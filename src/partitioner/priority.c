@@ -1,7 +1,8 @@
 /* priority.c — the `priority` assignment (first capable provider wins) and
- * grouping of assigned nodes into subgraphs.
+ * grouping of assigned nodes into execution steps.
  * Pass 1 asks every provider for its claims; pass 2 assigns each node;
- * pass 3 cuts g->order into maximal runs of one provider.
+ * pass 3 cuts g->order into maximal runs of one provider (copy nodes are
+ * steps of their own).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,27 +11,35 @@
 #include "core/status.h"
 #include "partitioner/partition.h"
 
-static het_status het_partition_group(const het_graph *g, het_arena *arena,
-                                      het_partition *p) {
+static bool het_step_continues(const het_partition *p, int prev, int node) {
+  return p->kind[node] == HET_STEP_COMPUTE &&
+         p->kind[prev] == HET_STEP_COMPUTE &&
+         p->provider[node] == p->provider[prev];
+}
+
+het_status het_partition_group(const het_graph *g, het_arena *arena,
+                               het_partition *p) {
   int count = 0;
   for (int k = 0; k < g->n_nodes; k++)
-    if (k == 0 || p->provider[g->order[k]] != p->provider[g->order[k - 1]])
+    if (k == 0 || !het_step_continues(p, g->order[k - 1], g->order[k]))
       count++;
-  p->subgraphs = het_arena_calloc(arena, (size_t)count + 1, sizeof *p->subgraphs);
+  p->subgraphs =
+      het_arena_calloc(arena, (size_t)count + 1, sizeof *p->subgraphs);
   if (!p->subgraphs)
     return het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
   int s = -1;
   for (int k = 0; k < g->n_nodes; k++) {
     int node = g->order[k];
-    if (s < 0 || p->subgraphs[s].provider != p->provider[node]) {
-      s++;
-      p->subgraphs[s].provider = p->provider[node];
-      int len = 0;
+    if (k == 0 || !het_step_continues(p, g->order[k - 1], node)) {
+      int len = 1;
       while (k + len < g->n_nodes &&
-             p->provider[g->order[k + len]] == p->provider[node])
+             het_step_continues(p, g->order[k + len - 1], g->order[k + len]))
         len++;
-      p->subgraphs[s].nodes = het_arena_calloc(arena, (size_t)len, sizeof(int));
-      if (!p->subgraphs[s].nodes)
+      het_subgraph *sg = &p->subgraphs[++s];
+      sg->provider = p->provider[node];
+      sg->kind = (het_step_kind)p->kind[node];
+      sg->nodes = het_arena_calloc(arena, (size_t)len, sizeof(int));
+      if (!sg->nodes)
         return het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
     }
     het_subgraph *sg = &p->subgraphs[s];
@@ -41,8 +50,8 @@ static het_status het_partition_group(const het_graph *g, het_arena *arena,
 }
 
 static het_status het_refusal(const het_graph *g, int node,
-                              const het_device *providers,
-                              int n_providers, het_claim *const *claims) {
+                              const het_device *providers, int n_providers,
+                              het_claim *const *claims) {
   char why[768];
   size_t used = 0;
   why[0] = '\0';
@@ -56,54 +65,59 @@ static het_status het_refusal(const het_graph *g, int node,
                    n->op_type, why);
 }
 
-het_status het_partition_priority(const het_graph *g,
-                                  const het_device *providers,
-                                  int n_providers, het_arena *arena,
-                                  het_partition *out) {
-  het_status st = HET_OK;
-  het_claim **claims = calloc((size_t)n_providers, sizeof *claims);
-  het_partition p = {0};
-  if (!claims)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
-  for (int i = 0; i < n_providers; i++) {
-    claims[i] = calloc((size_t)g->n_nodes + 1, sizeof **claims);
-    if (!claims[i]) {
-      st = het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
-      goto fail;
-    }
-    st = providers[i].vt->get_capability(providers[i].state, g, claims[i]);
-    if (st != HET_OK)
-      goto fail;
-  }
+het_status het_partition_first_claim(const het_graph *g,
+                                     const het_device *providers,
+                                     int n_providers,
+                                     het_claim *const *claims,
+                                     het_arena *arena, het_partition *out) {
+  het_partition p = {.n_nodes = g->n_nodes};
   p.provider = het_arena_calloc(arena, (size_t)g->n_nodes + 1, sizeof(int));
   p.reason = het_arena_calloc(arena, (size_t)g->n_nodes + 1, sizeof(char *));
-  if (!p.provider || !p.reason) {
-    st = het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
-    goto fail;
-  }
+  p.kind = het_arena_calloc(arena, (size_t)g->n_nodes + 1, 1);
+  if (!p.provider || !p.reason || !p.kind)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
   for (int n = 0; n < g->n_nodes; n++) {
     int chosen = -1;
     for (int i = 0; i < n_providers && chosen < 0; i++)
       if (claims[i][n].claimed)
         chosen = i;
-    if (chosen < 0) {
-      st = het_refusal(g, n, providers, n_providers, claims);
-      goto fail;
-    }
+    if (chosen < 0)
+      return het_refusal(g, n, providers, n_providers, claims);
     char why[256];
     snprintf(why, sizeof why, "priority %d: %s", chosen + 1,
              claims[chosen][n].reason);
     p.provider[n] = chosen;
     p.reason[n] = het_arena_strdup(arena, why);
-    if (!p.reason[n]) {
-      st = het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
-      goto fail;
-    }
+    if (!p.reason[n])
+      return het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
   }
-  st = het_partition_group(g, arena, &p);
+  *out = p;
+  return HET_OK;
+}
+
+het_status het_partition_priority(const het_graph *g,
+                                  const het_device *providers,
+                                  int n_providers, het_arena *arena,
+                                  het_partition *out) {
+  het_status st = HET_OK;
+  het_claim **claims = calloc((size_t)n_providers + 1, sizeof *claims);
+  het_partition p;
+  if (!claims)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
+  for (int i = 0; i < n_providers && st == HET_OK; i++) {
+    claims[i] = calloc((size_t)g->n_nodes + 1, sizeof **claims);
+    if (!claims[i])
+      st = het_error(HET_ERR_OUT_OF_MEMORY, "partition: out of memory");
+    else
+      st = providers[i].vt->get_capability(providers[i].state, g, claims[i]);
+  }
+  if (st == HET_OK)
+    st = het_partition_first_claim(g, providers, n_providers, claims, arena,
+                                   &p);
+  if (st == HET_OK)
+    st = het_partition_group(g, arena, &p);
   if (st == HET_OK)
     *out = p;
-fail:
   for (int i = 0; i < n_providers; i++)
     free(claims[i]);
   free(claims);

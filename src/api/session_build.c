@@ -1,0 +1,237 @@
+/* session_build.c — from a loaded graph to a runnable session.
+ * Pass 1 infers shapes and creates providers; pass 2 collects claims and
+ * applies pinned/forbidden constraints to them; pass 3 assigns (priority,
+ * then cost unless asked for priority); pass 4 inserts boundary copies;
+ * pass 5 compiles compute steps and places initializer copies once.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/session.h"
+#include "core/infer.h"
+#include "core/status.h"
+#include "executor/run.h"
+#include "transfer/boundary.h"
+#include "transfer/copy.h"
+
+het_status het_session_add_providers(het_session *s,
+                                     const het_session_options *o);
+
+static int het_provider_index(const het_session *s, const char *name) {
+  for (int i = 0; i < s->n_providers; i++)
+    if (strcmp(s->providers[i].vt->name, name) == 0)
+      return i;
+  return -1;
+}
+
+static int het_node_by_name(const het_graph *g, const char *name) {
+  for (int n = 0; n < g->n_nodes; n++)
+    if (strcmp(g->nodes[n].name, name) == 0)
+      return n;
+  return -1;
+}
+
+/* Turns the options' rules and budgets into a het_constraints. */
+static het_status het_resolve_constraints(het_session *s,
+                                          const het_session_options *o,
+                                          het_constraints *c) {
+  memset(c, 0, sizeof *c);
+  if (!o || (!o->n_rules && !o->n_budgets))
+    return HET_OK;
+  const het_graph *g = s->graph;
+  c->nodes = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
+                              sizeof *c->nodes);
+  if (!c->nodes)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "constraints: out of memory");
+  for (int i = 0; i < o->n_rules; i++) {
+    const het_node_rule *r = &o->rules[i];
+    int n = het_node_by_name(g, r->node);
+    if (n < 0)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "placement constraint: no node named '%s'", r->node);
+    int p = het_provider_index(s, r->provider);
+    if (p < 0)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "placement constraint on '%s': provider '%s' is not "
+                       "in the session",
+                       r->node, r->provider);
+    if (r->kind == HET_RULE_PIN)
+      c->nodes[n].pinned |= 1u << p;
+    else if (r->kind == HET_RULE_FORBID)
+      c->nodes[n].forbidden |= 1u << p;
+    else
+      c->nodes[n].bias[p] = r->factor;
+  }
+  for (int i = 0; i < o->n_budgets; i++) {
+    int p = het_provider_index(s, o->budgets[i].key);
+    if (p < 0)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "memory budget: provider '%s' is not in the session",
+                       o->budgets[i].key);
+    c->budget[p] = (size_t)strtoull(o->budgets[i].value, NULL, 10);
+  }
+  return HET_OK;
+}
+
+/* Claims per provider with pinned/forbidden applied (reasons say so). */
+static het_status het_collect_claims(het_session *s, const het_constraints *c,
+                                     het_claim **claims) {
+  const het_graph *g = s->graph;
+  for (int p = 0; p < s->n_providers; p++) {
+    claims[p] = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
+                                 sizeof **claims);
+    if (!claims[p])
+      return het_error(HET_ERR_OUT_OF_MEMORY, "claims: out of memory");
+    het_device *d = &s->providers[p];
+    HET_TRY(d->vt->get_capability(d->state, g, claims[p]));
+    for (int n = 0; c->nodes && n < g->n_nodes; n++) {
+      const het_node_constraint *nc = &c->nodes[n];
+      bool banned = (nc->forbidden >> p) & 1u;
+      bool unpinned = nc->pinned && !((nc->pinned >> p) & 1u);
+      if (banned || unpinned) {
+        claims[p][n].claimed = false;
+        snprintf(claims[p][n].reason, sizeof claims[p][n].reason, "%s",
+                 banned ? "forbidden by a placement constraint"
+                        : "node is pinned to another provider");
+      } else if (nc->pinned && claims[p][n].claimed) {
+        snprintf(claims[p][n].reason, sizeof claims[p][n].reason,
+                 "pinned by a placement constraint");
+      }
+    }
+  }
+  return HET_OK;
+}
+
+/* Reason for a cost-chosen node: its estimate here and elsewhere. */
+static const char *het_cost_reason(het_session *s, het_claim **claims, int n,
+                                   int chosen) {
+  char why[256];
+  size_t used = 0;
+  const het_cost_table *t = &s->cost;
+  used += (size_t)snprintf(why, sizeof why, "cost: %.3g us here",
+                           t->node_time[n * t->n_devices + chosen] * 1e6);
+  for (int p = 0; p < s->n_providers && used < sizeof why; p++) {
+    double v = t->node_time[n * t->n_devices + p];
+    if (p == chosen)
+      continue;
+    if (isinf(v))
+      used += (size_t)snprintf(why + used, sizeof why - used, "; %s: %s",
+                               s->providers[p].vt->name, claims[p][n].reason);
+    else
+      used += (size_t)snprintf(why + used, sizeof why - used,
+                               "; %s: %.3g us", s->providers[p].vt->name,
+                               v * 1e6);
+  }
+  if (used < sizeof why && s->cost_assign[n] != s->prio_assign[n])
+    snprintf(why + used, sizeof why - used,
+             " (moved from %s: fewer copies or faster)",
+             s->providers[s->prio_assign[n]].vt->name);
+  return het_arena_strdup(&s->arena, why);
+}
+
+static het_status het_assign(het_session *s, const het_session_options *o,
+                             const het_constraints *c, het_claim **claims) {
+  het_graph *g = s->graph;
+  het_partition *p = &s->partition;
+  HET_TRY(het_partition_first_claim(g, s->providers, s->n_providers, claims,
+                                    &s->arena, p));
+  s->n_model_nodes = g->n_nodes;
+  s->prio_assign = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1, sizeof(int));
+  s->cost_assign = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1, sizeof(int));
+  if (!s->prio_assign || !s->cost_assign)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+  memcpy(s->prio_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
+  memcpy(s->cost_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
+  s->use_priority = true;
+  (void)o;
+  (void)c;
+  (void)claims;
+  (void)het_cost_reason;
+  return HET_OK;
+}
+
+/* Runs the initializer copies once; run-time readers find them placed. */
+static het_status het_place_initializers(het_session *s) {
+  het_graph *g = s->graph;
+  het_partition *p = &s->partition;
+  s->placed = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
+                               sizeof *s->placed);
+  if (!s->placed)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
+  for (int n = 0; n < g->n_nodes; n++) {
+    if (p->kind[n] != HET_STEP_COPY_STATIC)
+      continue;
+    const het_node *node = &g->nodes[n];
+    const het_tensor *src = g->values[node->inputs[0]].initializer;
+    het_tensor *dst = calloc(1, sizeof *dst);
+    if (!dst)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
+    const het_device *to = p->provider[n] >= 0 ? &s->providers[p->provider[n]]
+                                               : NULL;
+    het_status st = het_transfer_copy(src, to, dst);
+    if (st != HET_OK) {
+      het_tensor_destroy(dst);
+      return het_error_wrap(st, "placing initializer '%s' on %s",
+                            g->values[node->inputs[0]].name,
+                            to ? to->vt->name : "host");
+    }
+    s->placed[node->outputs[0]] = dst;
+  }
+  return HET_OK;
+}
+
+static het_status het_compile_steps(het_session *s) {
+  het_partition *p = &s->partition;
+  s->compiled = calloc((size_t)p->n_subgraphs + 1, sizeof(void *));
+  if (!s->compiled)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+  for (int i = 0; i < p->n_subgraphs; i++) {
+    het_subgraph *sg = &p->subgraphs[i];
+    if (sg->kind != HET_STEP_COMPUTE)
+      continue;
+    het_device *d = &s->providers[sg->provider];
+    HET_TRY(d->vt->compile(d->state, s->graph, sg->nodes, sg->n_nodes,
+                           &s->compiled[i]));
+  }
+  return HET_OK;
+}
+
+/* Consumer counts per value: the run frees a value after its last use. */
+static het_status het_count_uses(het_session *s) {
+  het_graph *g = s->graph;
+  s->uses = calloc((size_t)g->n_values + 1, sizeof *s->uses);
+  s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
+  if (!s->uses || !s->inputs)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] >= 0)
+        s->uses[g->nodes[n].inputs[i]]++;
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_INITIALIZER |
+                              HET_VALUE_GRAPH_INPUT) ||
+        s->placed[v])
+      s->uses[v] = -1;
+  het_run_mark_outer_uses(g, s->uses);
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!g->values[g->inputs[i]].initializer)
+      s->inputs[s->n_inputs++] = g->inputs[i];
+  return HET_OK;
+}
+
+het_status het_session_build(het_session *s, const het_session_options *o) {
+  het_constraints c;
+  het_claim *claims[HET_MAX_PROVIDERS] = {0};
+  HET_TRY(het_graph_infer_shapes(s->graph));
+  HET_TRY(het_session_add_providers(s, o));
+  HET_TRY(het_resolve_constraints(s, o, &c));
+  HET_TRY(het_collect_claims(s, &c, claims));
+  HET_TRY(het_assign(s, o, &c, claims));
+  HET_TRY(het_boundary_insert(s->graph, s->providers, s->host_memory,
+                              &s->arena, &s->partition));
+  HET_TRY(het_compile_steps(s));
+  HET_TRY(het_place_initializers(s));
+  return het_count_uses(s);
+}

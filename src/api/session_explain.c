@@ -1,0 +1,192 @@
+/* session_explain.c — fills the placement report (partitioner/explain.h)
+ * from a built session and renders it (het_session_explain).
+ * Planned peak memory walks the execution order with load-time shapes
+ * (unknown dims count as 1): outputs become live when produced and die
+ * after their last reader; initializers and placed copies live throughout.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/session.h"
+#include "core/status.h"
+#include "partitioner/explain.h"
+#include "transfer/boundary.h"
+
+static double het_value_bytes(const het_value *v) {
+  double n = 1;
+  if (v->shape.rank < 0)
+    return 0;
+  for (int i = 0; i < v->shape.rank; i++)
+    n *= v->shape.dims[i].value >= 0 ? (double)v->shape.dims[i].value : 1.0;
+  return n * (double)het_dtype_size(v->dtype);
+}
+
+/* Memory space of a value under the partition: -1 host, else device. */
+static int het_value_space(const het_session *s, int v) {
+  int prod = s->graph->values[v].producer;
+  if (prod < 0)
+    return s->placed && s->placed[v] && s->placed[v]->device
+               ? s->placed[v]->device->index
+               : -1;
+  int p = s->partition.provider[prod];
+  return p >= 0 && !s->host_memory[p] ? p : -1;
+}
+
+static void het_explain_memory(const het_session *s, double *peak) {
+  const het_graph *g = s->graph;
+  int n_sp = s->n_providers + 1;
+  double *live = calloc((size_t)n_sp, sizeof *live);
+  int *left = calloc((size_t)g->n_values + 1, sizeof *left);
+  if (!live || !left) {
+    free(live);
+    free(left);
+    return;
+  }
+  for (int v = 0; v < g->n_values; v++)
+    if (g->values[v].producer < 0)
+      live[het_value_space(s, v) + 1] += het_value_bytes(&g->values[v]);
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] >= 0)
+        left[g->nodes[n].inputs[i]]++;
+  for (int d = 0; d < n_sp; d++)
+    peak[d] = live[d];
+  for (int k = 0; k < g->n_nodes; k++) {
+    const het_node *node = &g->nodes[g->order[k]];
+    for (int o = 0; o < node->n_outputs; o++)
+      if (node->outputs[o] >= 0)
+        live[het_value_space(s, node->outputs[o]) + 1] +=
+            het_value_bytes(&g->values[node->outputs[o]]);
+    for (int d = 0; d < n_sp; d++)
+      peak[d] = fmax(peak[d], live[d]);
+    for (int i = 0; i < node->n_inputs; i++) {
+      int v = node->inputs[i];
+      if (v >= 0 && --left[v] == 0 && g->values[v].producer >= 0 &&
+          !(g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
+        live[het_value_space(s, v) + 1] -= het_value_bytes(&g->values[v]);
+    }
+  }
+  free(live);
+  free(left);
+}
+
+static const char *het_space_label(const het_session *s, int p) {
+  return p >= 0 ? s->providers[p].vt->name : "host";
+}
+
+/* Estimated seconds of one copy node from its device's link facts. */
+static double het_copy_seconds(const het_session *s, int node, double bytes) {
+  const het_node *n = &s->graph->nodes[node];
+  int to = s->partition.provider[node];
+  int from = het_value_space(s, n->inputs[0]);
+  double t = 0;
+  int ends[2] = {from, to};
+  for (int k = 0; k < 2; k++) {
+    int d = ends[k];
+    if (d < 0 || s->host_memory[d] || s->info[d].link_bandwidth <= 0)
+      continue;
+    t += bytes / s->info[d].link_bandwidth + s->info[d].link_latency;
+  }
+  return t;
+}
+
+static void het_explain_node_fill(const het_session *s, int node,
+                                  het_explain_node *en) {
+  const het_graph *g = s->graph;
+  const het_node *n = &g->nodes[node];
+  int p = s->partition.provider[node];
+  en->name = n->name;
+  en->op_type = n->op_type;
+  en->provider = het_space_label(s, p);
+  en->reason = s->partition.reason[node];
+  if (s->partition.kind[node] != HET_STEP_COMPUTE) {
+    en->boundary = "copy";
+    en->bytes = het_value_bytes(&g->values[n->inputs[0]]);
+    en->est_seconds = s->partition.kind[node] == HET_STEP_COPY
+                          ? het_copy_seconds(s, node, en->bytes)
+                          : 0;
+  } else if (node < s->n_model_nodes && p >= 0 && s->cost.node_time) {
+    double t = s->cost.node_time[node * s->cost.n_devices + p];
+    en->est_seconds = isfinite(t) ? t : 0;
+  }
+}
+
+static het_status het_explain_fill(const het_session *s, het_arena *a,
+                                   het_explain *e) {
+  const het_graph *g = s->graph;
+  memset(e, 0, sizeof *e);
+  e->model = s->model;
+  e->algorithm = s->use_priority ? "priority" : "cost";
+  e->n_nodes = g->n_nodes;
+  e->nodes = het_arena_calloc(a, (size_t)g->n_nodes + 1, sizeof *e->nodes);
+  int *pos = het_arena_calloc(a, (size_t)g->n_nodes + 1, sizeof(int));
+  size_t max_edges = 1;
+  for (int n = 0; n < g->n_nodes; n++)
+    max_edges += (size_t)g->nodes[n].n_inputs;
+  e->edges = het_arena_calloc(a, max_edges, sizeof *e->edges);
+  e->subgraphs = het_arena_calloc(a, (size_t)s->partition.n_subgraphs + 1,
+                                  sizeof *e->subgraphs);
+  e->devices = het_arena_calloc(a, (size_t)s->n_providers + 2,
+                                sizeof *e->devices);
+  double *peak = het_arena_calloc(a, (size_t)s->n_providers + 2, sizeof(double));
+  if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !peak)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
+  int k = 0;
+  for (int si = 0; si < s->partition.n_subgraphs; si++) {
+    const het_subgraph *sg = &s->partition.subgraphs[si];
+    het_explain_subgraph *es = &e->subgraphs[si];
+    es->provider = het_space_label(s, sg->provider);
+    es->n_nodes = sg->n_nodes;
+    for (int j = 0; j < sg->n_nodes; j++, k++) {
+      pos[sg->nodes[j]] = k;
+      het_explain_node_fill(s, sg->nodes[j], &e->nodes[k]);
+      e->nodes[k].subgraph = si;
+      es->est_seconds += e->nodes[k].est_seconds;
+    }
+    if (sg->kind == HET_STEP_COMPUTE && sg->provider >= 0)
+      es->est_seconds += s->info[sg->provider].launch_overhead;
+  }
+  e->n_subgraphs = s->partition.n_subgraphs;
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++) {
+      int v = g->nodes[n].inputs[i];
+      if (v < 0 || g->values[v].producer < 0)
+        continue;
+      het_explain_edge *ed = &e->edges[e->n_edges++];
+      ed->from = pos[g->values[v].producer];
+      ed->to = pos[n];
+      ed->value = g->values[v].name;
+      ed->bytes = het_value_bytes(&g->values[v]);
+    }
+  het_explain_memory(s, peak);
+  e->devices[e->n_devices++] = (het_explain_device){"host", (size_t)peak[0], 0};
+  for (int p = 0; p < s->n_providers; p++)
+    if (!s->host_memory[p])
+      e->devices[e->n_devices++] = (het_explain_device){
+          s->providers[p].vt->name, (size_t)peak[p + 1],
+          s->info[p].memory_capacity};
+  e->est_priority = s->est_priority;
+  e->est_cost = s->est_cost;
+  e->est_total = s->use_priority ? s->est_priority : s->est_cost;
+  e->n_warnings = s->n_warnings;
+  e->warnings = (const char **)s->warnings;
+  return HET_OK;
+}
+
+het_status het_session_explain(const het_session *s, const char *format,
+                               char **out) {
+  if (!s || !format || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_explain: NULL argument");
+  het_arena a;
+  het_explain e;
+  het_arena_init(&a);
+  het_status st = het_explain_fill(s, &a, &e);
+  if (st == HET_OK)
+    st = het_explain_format(&e, format, out);
+  het_arena_deinit(&a);
+  return st;
+}
+
+void het_string_destroy(char *s) { free(s); }
