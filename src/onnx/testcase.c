@@ -219,6 +219,27 @@ static bool tc_bind_inputs(het_session *s, const tc_tensors *in, const char **na
   return true;
 }
 
+/* onnx 1.12 wrote bfloat16 test data as UINT16 TensorProtos: where the
+ * model declares bfloat16, read those bits as bfloat16. */
+static void tc_retag_bfloat16(het_session *s, const tc_tensors *in,
+                              const char **in_names, const tc_tensors *exp) {
+  size_t n_in = het_session_get_input_count(s);
+  for (size_t k = 0; k < in->n; k++)
+    for (size_t j = 0; j < n_in; j++) {
+      het_value_desc d;
+      if (het_session_get_input(s, j, &d) == HET_OK &&
+          strcmp(d.name, in_names[k]) == 0 && d.dtype == HET_DTYPE_BFLOAT16 &&
+          in->t[k]->dtype == HET_DTYPE_UINT16)
+        in->t[k]->dtype = HET_DTYPE_BFLOAT16;
+    }
+  for (size_t k = 0; k < exp->n; k++) {
+    het_value_desc d;
+    if (het_session_get_output(s, k, &d) == HET_OK &&
+        d.dtype == HET_DTYPE_BFLOAT16 && exp->t[k]->dtype == HET_DTYPE_UINT16)
+      exp->t[k]->dtype = HET_DTYPE_BFLOAT16;
+  }
+}
+
 static bool tc_run_set(het_session *s, const char *set, het_testcase_verdict *verdict,
                        char *msg, size_t cap) {
   tc_tensors in = {0}, exp = {0};
@@ -228,6 +249,8 @@ static bool tc_run_set(het_session *s, const char *set, het_testcase_verdict *ve
   bool ok = tc_load_pbs(set, "input", &in, verdict, msg, cap) &&
             tc_load_pbs(set, "output", &exp, verdict, msg, cap) &&
             tc_bind_inputs(s, &in, in_names, verdict, msg, cap);
+  if (ok)
+    tc_retag_bfloat16(s, &in, in_names, &exp);
   if (ok && (exp.n != n_out || n_out > TC_MAX_IO)) {
     *verdict = HET_TESTCASE_FAIL;
     tc_msg(msg, cap, "model has %zu outputs, test data has %zu", n_out, exp.n);
