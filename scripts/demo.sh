@@ -13,10 +13,10 @@ echo "== installing dependencies"
 bash scripts/install-deps.sh
 
 echo "== configuring and building (Release, build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" >build-configure.log 2>&1 ||
-  { cat build-configure.log; exit 1; }
-cmake --build build -j"$JOBS" --target hetrt_cli >/dev/null
-rm -f build-configure.log
+LOG=$(mktemp)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" >"$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+cmake --build build -j"$JOBS" --target hetrt_cli >"$LOG" 2>&1 || { cat "$LOG"; exit 1; }
+rm -f "$LOG"
 
 MODEL=models/generated/default.onnx
 INPUT=models/generated/default_input.pb

@@ -294,6 +294,26 @@ START_TEST(test_bad_options) {
 }
 END_TEST
 
+START_TEST(test_provider_not_built) {
+  const char *built = het_env_get_built_providers(env);
+  ck_assert_ptr_nonnull(strstr(built, "cpu"));
+  if (strstr(built, "cuda"))
+    return; /* a CUDA build answers differently (NO_DEVICE or OK) */
+  het_session_options *o = NULL;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "providers", "cuda,cpu"), HET_OK);
+  size_t len;
+  uint8_t *buf = api_model_bytes(&len);
+  het_session *s = NULL;
+  het_status st = het_session_create_from_memory(env, buf, len, o, &s);
+  free(buf);
+  het_session_options_destroy(o);
+  ck_assert_msg(st == HET_ERR_NOT_BUILT, "status %s: %s", het_status_str(st), het_last_error());
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "cuda"));
+  ck_assert_ptr_null(s);
+}
+END_TEST
+
 START_TEST(test_missing_model_file) {
   het_session *s = NULL;
   het_status st = het_session_create(env, "/nonexistent/dir/model.onnx", NULL, &s);
@@ -392,6 +412,7 @@ static Suite *api_suite(void) {
   tcase_add_checked_fixture(errors, api_setup, api_teardown);
   tcase_add_test(errors, test_null_arguments);
   tcase_add_test(errors, test_bad_options);
+  tcase_add_test(errors, test_provider_not_built);
   tcase_add_test(errors, test_missing_model_file);
   tcase_add_test(errors, test_garbage_model);
   tcase_add_test(errors, test_run_bad_inputs);

@@ -76,13 +76,15 @@ static bool bench_loop(het_session *s, const cli_inputs *in, size_t n_out, long 
   return ok;
 }
 
-static void bench_report(double *times, long n, bool verbose) {
+/* Prints every run's time (in run order), then the statistics. */
+static void bench_report(double *times, long n) {
   double sum = 0;
+  printf("run_ms:");
   for (long r = 0; r < n; r++) {
     sum += times[r];
-    if (verbose)
-      printf("  run %ld: %.3f ms\n", r, times[r]);
+    printf(" %.3f", times[r]);
   }
+  printf("\n");
   qsort(times, (size_t)n, sizeof *times, bench_cmp_double);
   double median = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
   long p90 = (long)((double)(n - 1) * 0.9 + 0.5);
@@ -125,7 +127,7 @@ int cli_cmd_bench(int argc, char **argv) {
     goto done;
   printf("threads=%d providers=%s warmup=%ld\n", a.common.threads ? a.common.threads : 1,
          a.common.providers ? a.common.providers : "(default)", a.warmup);
-  bench_report(times, a.runs, a.common.verbose);
+  bench_report(times, a.runs);
   rc = 0;
 done:
   free(times);
