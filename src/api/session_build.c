@@ -143,12 +143,20 @@ static het_status het_assign(het_session *s, const het_session_options *o,
   if (!s->prio_assign || !s->cost_assign)
     return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
   memcpy(s->prio_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
-  memcpy(s->cost_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
-  s->use_priority = true;
-  (void)o;
-  (void)c;
-  (void)claims;
-  (void)het_cost_reason;
+  HET_TRY(het_cost_table_build(g, s->providers, s->n_providers, claims, c,
+                               NULL, NULL, &s->arena, &s->cost));
+  HET_TRY(het_assign_cost(&s->cost, s->prio_assign, s->cost_assign));
+  s->est_priority = het_cost_evaluate(&s->cost, s->prio_assign);
+  s->est_cost = het_cost_evaluate(&s->cost, s->cost_assign);
+  s->use_priority = o && o->use_priority;
+  if (s->use_priority)
+    return HET_OK;
+  for (int n = 0; n < g->n_nodes; n++) {
+    p->provider[n] = s->cost_assign[n];
+    p->reason[n] = het_cost_reason(s, claims, n, s->cost_assign[n]);
+    if (!p->reason[n])
+      return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+  }
   return HET_OK;
 }
 

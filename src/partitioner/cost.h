@@ -3,10 +3,28 @@
  * INFINITY where the provider may not run the node), per value the bytes
  * that would cross a boundary, and per provider the link and launch facts.
  * The objective (het_cost_evaluate) is the estimated end-to-end latency of
- * a sequential run: node times + one transfer per value per consuming
- * device + one launch per subgraph; an assignment whose resident weights
- * exceed a device's capacity or budget costs INFINITY.
- * Invariant: algorithms see only the table, so tests can script it.
+ * a sequential run: node times + transfers + one launch per subgraph; an
+ * assignment whose resident weights exceed a device's capacity or budget
+ * costs INFINITY.  Invariant: algorithms see only the table (and the
+ * graph's edges through t->graph), so tests can script it.
+ *
+ * The objective in detail (het_cost_evaluate):
+ *   1. node times: sum of node_time[n][assign[n]];
+ *   2. launches: launch[d] per subgraph, a subgraph being a maximal run of
+ *      one device in t->order (contiguous runs of a topological order, so
+ *      the subgraphs can never depend on each other cyclically);
+ *   3. transfers, per non-initializer value: host-memory devices share one
+ *      memory ("host"); graph inputs start in host memory.  A value produced
+ *      on a non-host device pays one device->host copy when any consumer is
+ *      on another device or it is a graph output; each distinct non-host
+ *      consuming device other than the producer's pays one host->device
+ *      copy (device->device goes through the host, sharing the D2H leg).
+ *      A copy costs bytes / link_bandwidth + link_latency of the non-host
+ *      end (bandwidth 0 = unknown: the bytes term is 0);
+ *   4. capacity: initializers are placed once at session creation on every
+ *      device that consumes them (no per-run cost); their bytes resident on
+ *      device d must be <= capacity[d] (0 = unlimited) else INFINITY.
+ *      Activations are not counted (keep-simple rule).
  */
 #ifndef HET_PARTITIONER_COST_H
 #define HET_PARTITIONER_COST_H
@@ -19,6 +37,10 @@
 #include "hetrt/provider.h"
 
 #define HET_COST_MAX_DEVICES 8
+
+/* Device index meaning "plain host memory" in het_cost_transfer (graph
+ * inputs and outputs live there). */
+#define HET_COST_HOST (-1)
 
 /* Per-node placement constraints (filled from the C API today, from YAML
  * policies later).  Masks are bit i for provider i. */
@@ -44,44 +66,79 @@ typedef struct het_cost_table {
   double link_bandwidth[HET_COST_MAX_DEVICES]; /* bytes/s device<->host */
   double link_latency[HET_COST_MAX_DEVICES];
   double launch[HET_COST_MAX_DEVICES];         /* seconds per subgraph */
-  size_t capacity[HET_COST_MAX_DEVICES];       /* bytes, 0 = unlimited */
+  size_t capacity[HET_COST_MAX_DEVICES];       /* bytes, 0 = unlimited;
+                                 het_cost_table_build folds budgets in */
 } het_cost_table;
 
 /* Work of one node from its (load-time) shapes; unknown dims count as 1.
- * flops: multiply-adds count 2; bytes: inputs + outputs. */
+ * flops: multiply-adds count 2 (Conv 2*N*Cout*OH*OW*Cin/group*KH*KW,
+ * ConvTranspose 2*N*Cin*H*W*Cout/group*KH*KW, MatMul/Gemm 2*M*N*K batched,
+ * pooling out*kernel, elementwise out, reductions in, Softmax/norms ~5 per
+ * element, data movement 0); bytes: inputs + outputs. */
 void het_cost_node_work(const het_graph *g, int node, double *flops,
                         double *bytes);
 
-/* Roofline time of work on a device: max(flops/peak, bytes/bandwidth). */
+/* Roofline time of work on a device: max(flops/peak, bytes/bandwidth),
+ * peak chosen by dtype (float16/bfloat16 → f16, int8/uint8 → i8, falling
+ * back to f32); a rate of 0 (unknown) uses HET_COST_DEFAULT_* below. */
+#define HET_COST_DEFAULT_PEAK 1e11      /* FLOP/s */
+#define HET_COST_DEFAULT_BANDWIDTH 1e10 /* bytes/s */
 double het_cost_roofline(const het_device_info *info, het_dtype dtype,
                          double flops, double bytes);
 
-/* Seconds to move bytes from device a to device b (0 when both are host
- * memory; through the host when neither is). */
+/* Seconds to move bytes from device a to device b; a or b may be
+ * HET_COST_HOST.  0 when a == b or both are host memory; through the host
+ * (D2H + H2D) when neither is. */
 double het_cost_transfer(const het_cost_table *t, int a, int b, double bytes);
 
-/* Builds the table for g on devices from each provider's claims,
- * estimate_cost (or the roofline of get_device_info), and constraints
- * (pinned/forbidden/bias).  measured, when non-NULL, is per node id the
- * seconds measured in an earlier run on provider measured_dev[node]
- * (profile-guided mode); it replaces that entry.  Arrays come from arena.
- * claims: [provider][node] from get_capability. */
+/* Builds the table for g on devices (at most HET_COST_MAX_DEVICES).
+ * Per node and device: INFINITY unless claims[d][node].claimed; else the
+ * provider's estimate_cost, or when that slot is NULL or fails, the
+ * roofline of het_cost_node_work on get_device_info (NULL slot: a host
+ * device with the default rates).  Device facts (host_memory, link,
+ * launch, capacity) come from get_device_info.
+ * measured (profile-guided mode), when non-NULL together with
+ * measured_dev, is per node id the seconds measured in an earlier run on
+ * device measured_dev[node] (< 0 or a non-finite/negative time: none); it
+ * replaces that entry's estimate (only where the device claims the node).
+ * constraints (may be NULL): pinned → INFINITY on every other device,
+ * forbidden → INFINITY there, bias[d] > 0 multiplies the entry;
+ * budget[d] > 0 lowers capacity[d] to min(capacity, budget).
+ * A node left with no finite entry fails with ERR_UNSUPPORTED naming it.
+ * claims: [device][node id] from get_capability.  Arrays come from arena;
+ * t->graph and t->order borrow g. */
 het_status het_cost_table_build(const het_graph *g, const het_device *devices,
                                 int n_devices, het_claim *const *claims,
                                 const het_constraints *constraints,
-                                het_arena *arena, het_cost_table *out);
+                                const double *measured,
+                                const int *measured_dev, het_arena *arena,
+                                het_cost_table *out);
 
-/* The objective for assignment (assign[node] = device index). */
+/* The objective for assignment (assign[node] = device index), in
+ * seconds; INFINITY when a node is refused or a capacity is exceeded.
+ * O(nodes + edges), allocation-free apart from a scratch array (returns
+ * INFINITY if that allocation fails). */
 double het_cost_evaluate(const het_cost_table *t, const int *assign);
 
 /* `cost`: minimises het_cost_evaluate; never worse than the priority
  * assignment it starts from (prio, may be NULL); absorbs islands whose
- * copies cost more than they save.  assign: n_nodes entries, written. */
+ * copies cost more than they save.  assign: n_nodes entries, written.
+ * Passes: 1. starting points (prio, each feasible all-on-one-device, per
+ * node argmin, a Viterbi DP over t->order), capacity-repaired; 2. local
+ * search from each: single-node moves, moves of whole runs and of windows
+ * of 2-3 adjacent runs to every device, strict improvements until none;
+ * 2b. perturbation of the best: each node forced onto each other device,
+ * a descent with it frozen, kept when strictly better (bounded by a count
+ * of move evaluations); 3. the best result, or prio when nothing is
+ * better.  Deterministic.  Thread-safe (no shared state).
+ * Fails with ERR_CAPACITY when no feasible assignment was found. */
 het_status het_assign_cost(const het_cost_table *t, const int *prio,
                            int *assign);
 
-/* Exact optimum by branch and bound (for tests and small graphs); fails
- * with ERR_UNSUPPORTED above max_nodes nodes. */
+/* Exact optimum by branch and bound over t->order (lower bound: partial
+ * cost + per-node minimum times of the rest; first bound from
+ * het_assign_cost), for tests and small graphs; fails with ERR_UNSUPPORTED
+ * above max_nodes nodes and ERR_CAPACITY when nothing is feasible. */
 het_status het_assign_exact(const het_cost_table *t, int max_nodes,
                             int *assign, double *best);
 

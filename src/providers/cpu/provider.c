@@ -9,9 +9,11 @@
 #include "executor/run.h"
 #include "providers/cpu/cpu.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/profile.h"
 
 typedef struct het_cpu_state {
   int threads;
+  het_device_info info; /* from the profile, or measured */
 } het_cpu_state;
 
 typedef struct het_cpu_compiled {
@@ -28,7 +30,25 @@ static het_status het_cpu_create(const het_provider_config *config,
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   s->threads = config && config->threads > 0 ? config->threads : 1;
+  if (config && config->n_options > 0) {
+    free(s);
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "provider 'cpu': unknown option 'cpu.%s'",
+                     config->option_keys[0]);
+  }
+  het_status st = config && config->profile_path
+                      ? het_cpu_device_info_load(config->profile_path, &s->info)
+                      : het_cpu_device_info(&s->info);
+  if (st != HET_OK) {
+    free(s);
+    return st;
+  }
   *state = s;
+  return HET_OK;
+}
+
+static het_status het_cpu_get_device_info(void *state, het_device_info *out) {
+  *out = ((het_cpu_state *)state)->info;
   return HET_OK;
 }
 
@@ -200,4 +220,5 @@ const het_provider_vtable het_cpu_provider = {
     .compile = het_cpu_compile,
     .run = het_cpu_run,
     .destroy_compiled = het_cpu_destroy_compiled,
+    .get_device_info = het_cpu_get_device_info,
 };

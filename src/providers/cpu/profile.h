@@ -1,0 +1,29 @@
+/* profile.h — the CPU's device facts for the cost model: measured once
+ * per process by a short microbenchmark, or read from a device profile.
+ */
+#ifndef HET_CPU_PROFILE_H
+#define HET_CPU_PROFILE_H
+
+#include "hetrt/provider.h"
+
+/* The host CPU's facts: host memory, unlimited capacity, no link, a tiny
+ * launch overhead, and peak FLOP/s and memory bandwidth measured on first
+ * use (a ~20 ms SGEMM through cblas and a ~10 ms memcpy probe), cached
+ * process-wide (thread-safe, pthread_once).  float16 and int8 peaks are the
+ * float32 peak (the CPU kernels compute in float32).  Never fails. */
+het_status het_cpu_device_info(het_device_info *out);
+
+/* The facts from a YAML device profile in the format of
+ * configs/devices/README.md (provider must be "cpu"): name,
+ * memory_capacity (512MiB, 16GB, 0 = unlimited), peak_flops (a scalar
+ * such as 200G or 1.5TFLOPS, or a mapping {float32, float16, int8}),
+ * memory_bandwidth and link_bandwidth (20GB/s, 8e9), link_latency and
+ * launch_overhead (1us, 2ms, 1e-6), preferred_layout (NCHW or NHWC).
+ * Every key is optional; the microbenchmark runs only when peak float32
+ * FLOP/s or memory bandwidth is left out, and float16/int8 peaks default to
+ * float32's.  The result always has host_memory set.
+ * Errors: IO (cannot open), INVALID_ARGUMENT (syntax, unknown or repeated
+ * key, bad quantity, another provider), naming the file, line and key. */
+het_status het_cpu_device_info_load(const char *path, het_device_info *out);
+
+#endif

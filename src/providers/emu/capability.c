@@ -1,0 +1,120 @@
+/* capability.c — which nodes the emu claims and what they cost on it.
+ * A node is claimed when its op is in the profile, has a CPU kernel (the
+ * emu computes with CPU kernel code), has no data-dependent output shape
+ * (outputs must be allocated on the device before the kernel runs) and
+ * uses no dtype the profile refuses.  Cost: roofline from the profile plus
+ * one kernel launch; timed mode paces kernels to the same figure.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "partitioner/cost.h"
+#include "providers/cpu/kernel.h"
+#include "providers/emu/emu_internal.h"
+
+/* Ops whose output shape depends on input values, or that run subgraphs. */
+static const char *const het_emu_dynamic_ops[] = {
+    "NonZero", "Unique", "NonMaxSuppression", "Compress", "Loop", "If",
+    "Scan", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
+    "SequenceErase", "SequenceInsert", "SequenceLength", "SplitToSequence",
+    "ConcatFromSequence", "Optional", "OptionalGetElement",
+    "OptionalHasElement", "StringNormalizer", "TfIdfVectorizer", NULL};
+
+static bool het_emu_is_dynamic(const het_node *node) {
+  for (const char *const *op = het_emu_dynamic_ops; *op; op++)
+    if (strcmp(node->op_type, *op) == 0)
+      return true;
+  for (int a = 0; a < node->n_attrs; a++)
+    if (node->attrs[a].type == HET_ATTR_GRAPH ||
+        node->attrs[a].type == HET_ATTR_GRAPHS)
+      return true;
+  return false;
+}
+
+/* Checks the dtype of value v; names it in why when refused. */
+static bool het_emu_value_ok(const het_emu_state *s, const het_graph *g,
+                             int v, char *why, size_t why_cap) {
+  if (v < 0)
+    return true;
+  het_dtype t = g->values[v].dtype;
+  if (t == HET_DTYPE_UNDEFINED)
+    return true;
+  if (t == HET_DTYPE_STRING || !het_emu_profile_dtype_ok(&s->profile, t)) {
+    snprintf(why, why_cap, "emu: %s not supported (value '%s')",
+             het_dtype_str(t), g->values[v].name);
+    return false;
+  }
+  return true;
+}
+
+bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
+                        const het_node *node, char *why, size_t why_cap) {
+  const char *dom = node->domain && *node->domain ? node->domain : "";
+  if (!het_emu_profile_has_op(&s->profile, dom, node->op_type)) {
+    snprintf(why, why_cap, "emu: op %s%s%s not in profile '%s'", dom,
+             *dom ? "." : "", node->op_type, s->profile.name);
+    return false;
+  }
+  if (het_emu_is_dynamic(node)) {
+    snprintf(why, why_cap,
+             "emu: %s has a data-dependent output shape or a subgraph",
+             node->op_type);
+    return false;
+  }
+  const het_cpu_kernel *k = het_cpu_kernel_find(dom, node->op_type);
+  if (!k) {
+    snprintf(why, why_cap, "emu: no kernel for %s%s%s", dom, *dom ? "." : "",
+             node->op_type);
+    return false;
+  }
+  for (int i = 0; i < node->n_inputs; i++)
+    if (!het_emu_value_ok(s, g, node->inputs[i], why, why_cap))
+      return false;
+  for (int o = 0; o < node->n_outputs; o++)
+    if (!het_emu_value_ok(s, g, node->outputs[o], why, why_cap))
+      return false;
+  if (k->supports) {
+    char inner[HET_CLAIM_REASON_CAP];
+    inner[0] = '\0';
+    if (!k->supports(g, node, inner, sizeof inner)) {
+      snprintf(why, why_cap, "emu: %s", inner);
+      return false;
+    }
+  }
+  snprintf(why, why_cap, "emu '%s' runs %s", s->profile.name, node->op_type);
+  return true;
+}
+
+het_status het_emu_get_capability(void *state, const het_graph *graph,
+                                  het_claim *claims) {
+  const het_emu_state *s = state;
+  for (int n = 0; n < graph->n_nodes; n++)
+    claims[n].claimed = het_emu_node_check(s, graph, &graph->nodes[n],
+                                           claims[n].reason,
+                                           sizeof claims[n].reason);
+  return HET_OK;
+}
+
+static het_dtype het_emu_node_dtype(const het_graph *g, const het_node *n) {
+  for (int k = 0; k < n->n_outputs; k++)
+    if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype)
+      return g->values[n->outputs[k]].dtype;
+  for (int k = 0; k < n->n_inputs; k++)
+    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].dtype)
+      return g->values[n->inputs[k]].dtype;
+  return HET_DTYPE_FLOAT32;
+}
+
+het_status het_emu_estimate_cost(void *state, const het_graph *graph,
+                                 int node, double *seconds) {
+  const het_emu_state *s = state;
+  het_device_info info;
+  double flops, bytes;
+  het_emu_profile_device_info(&s->profile, &info);
+  het_cost_node_work(graph, node, &flops, &bytes);
+  *seconds = het_cost_roofline(&info,
+                               het_emu_node_dtype(graph, &graph->nodes[node]),
+                               flops, bytes) +
+             s->profile.launch_overhead;
+  return HET_OK;
+}

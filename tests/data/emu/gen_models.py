@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""gen_models.py — the small models test_emu_e2e.c splits across cpu + emu.
+
+  resnet_small.onnx       x[1,3,16,16] -> Conv/BN/Relu stem, MaxPool, a basic
+                          residual block, a downsampling block (1x1 Conv
+                          shortcut) whose first activation is LeakyRelu,
+                          GlobalAveragePool, Flatten, Gemm, Softmax -> y[1,10]
+  transformer_small.onnx  x[1,8,16] -> one pre-norm encoder layer: LayerNorm
+                          written out (ReduceMean, Sub, Pow, Sqrt, Div),
+                          2-head self-attention (MatMul, Reshape, Transpose,
+                          Softmax), GELU via Erf, residual Adds -> y[1,8,16]
+
+configs/devices/npu.yaml lists Conv, Relu, MatMul, Softmax... but not
+LeakyRelu, ReduceMean, Sub, Pow, Sqrt, Div or Erf, so both models split
+into several cpu and emu parts.  Weights come from a fixed seed.
+Run: /usr/bin/python3 tests/data/emu/gen_models.py  (writes beside itself)
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(20240603)
+
+
+class Builder:
+    def __init__(self):
+        self.nodes, self.inits, self.n = [], [], 0
+
+    def const(self, name, arr):
+        self.inits.append(numpy_helper.from_array(
+            np.asarray(arr, dtype=np.float32 if np.asarray(arr).dtype.kind == "f"
+                       else np.asarray(arr).dtype), name))
+        return name
+
+    def weight(self, name, shape, scale):
+        return self.const(name, rng.standard_normal(shape).astype(np.float32) * scale)
+
+    def op(self, op_type, inputs, name=None, **attrs):
+        self.n += 1
+        name = name or f"{op_type.lower()}_{self.n}"
+        out = name + "_out"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=name, **attrs))
+        return out
+
+    def save(self, graph_name, x_shape, y_shape, y, fname):
+        self.nodes[-1].output[0] = "y"
+        for node in self.nodes:  # rename uses of the last output
+            for i, v in enumerate(node.input):
+                if v == y:
+                    node.input[i] = "y"
+        g = helper.make_graph(
+            self.nodes, graph_name,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+            self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                              producer_name="gen_models.py")
+        m.ir_version = 7
+        onnx.checker.check_model(m)
+        path = os.path.join(HERE, fname)
+        onnx.save(m, path)
+        print(fname, os.path.getsize(path), "bytes,", len(self.nodes), "nodes")
+
+
+def conv_bn(b, x, cin, cout, k, stride, tag):
+    w = b.weight(f"{tag}_w", (cout, cin, k, k), (2.0 / (cin * k * k)) ** 0.5)
+    c = b.op("Conv", [x, w], name=f"{tag}_conv", kernel_shape=[k, k],
+             strides=[stride, stride], pads=[k // 2] * 4)
+    scale = b.const(f"{tag}_g", rng.uniform(0.5, 1.5, cout))
+    bias = b.const(f"{tag}_b", rng.uniform(-0.2, 0.2, cout))
+    mean = b.const(f"{tag}_m", rng.uniform(-0.1, 0.1, cout))
+    var = b.const(f"{tag}_v", rng.uniform(0.5, 1.5, cout))
+    return b.op("BatchNormalization", [c, scale, bias, mean, var],
+                name=f"{tag}_bn", epsilon=1e-5)
+
+
+def resnet():
+    b = Builder()
+    h = b.op("Relu", [conv_bn(b, "x", 3, 8, 3, 1, "stem")], name="stem_relu")
+    h = b.op("MaxPool", [h], name="pool", kernel_shape=[2, 2], strides=[2, 2])
+    # basic block 8 -> 8
+    t = b.op("Relu", [conv_bn(b, h, 8, 8, 3, 1, "b1c1")], name="b1_relu1")
+    t = conv_bn(b, t, 8, 8, 3, 1, "b1c2")
+    h = b.op("Relu", [b.op("Add", [t, h], name="b1_add")], name="b1_relu2")
+    # downsampling block 8 -> 16, LeakyRelu (not on the npu) inside
+    t = b.op("LeakyRelu", [conv_bn(b, h, 8, 16, 3, 2, "b2c1")], name="b2_leaky",
+             alpha=0.1)
+    t = conv_bn(b, t, 16, 16, 3, 1, "b2c2")
+    s = conv_bn(b, h, 8, 16, 1, 2, "b2sc")
+    h = b.op("Relu", [b.op("Add", [t, s], name="b2_add")], name="b2_relu2")
+    h = b.op("GlobalAveragePool", [h], name="gap")
+    h = b.op("Flatten", [h], name="flatten", axis=1)
+    w = b.weight("fc_w", (10, 16), 0.3)
+    bias = b.weight("fc_b", (10,), 0.1)
+    h = b.op("Gemm", [h, w, bias], name="fc", transB=1)
+    y = b.op("Softmax", [h], name="softmax", axis=-1)
+    b.save("resnet_small", [1, 3, 16, 16], [1, 10], y, "resnet_small.onnx")
+
+
+def layer_norm(b, x, d, tag):
+    mean = b.op("ReduceMean", [x], name=f"{tag}_mean", axes=[-1])
+    xc = b.op("Sub", [x, mean], name=f"{tag}_sub")
+    sq = b.op("Pow", [xc, b.const(f"{tag}_two", np.float32(2))], name=f"{tag}_pow")
+    var = b.op("ReduceMean", [sq], name=f"{tag}_var", axes=[-1])
+    std = b.op("Sqrt", [b.op("Add", [var, b.const(f"{tag}_eps", np.float32(1e-5))],
+                             name=f"{tag}_addeps")], name=f"{tag}_sqrt")
+    n = b.op("Div", [xc, std], name=f"{tag}_div")
+    n = b.op("Mul", [n, b.const(f"{tag}_gamma", rng.uniform(0.8, 1.2, d))],
+             name=f"{tag}_scale")
+    return b.op("Add", [n, b.const(f"{tag}_beta", rng.uniform(-0.1, 0.1, d))],
+                name=f"{tag}_shift")
+
+
+def linear(b, x, din, dout, tag):
+    w = b.weight(f"{tag}_w", (din, dout), (1.0 / din) ** 0.5)
+    m = b.op("MatMul", [x, w], name=f"{tag}_mm")
+    return b.op("Add", [m, b.weight(f"{tag}_bias", (dout,), 0.05)], name=f"{tag}_add")
+
+
+def transformer():
+    b = Builder()
+    seq, d, heads = 8, 16, 2
+    hd = d // heads
+    split = b.const("heads_shape", np.array([1, seq, heads, hd], dtype=np.int64))
+    merge = b.const("model_shape", np.array([1, seq, d], dtype=np.int64))
+    n = layer_norm(b, "x", d, "ln1")
+    q, k, v = (linear(b, n, d, d, t) for t in ("q", "k", "v"))
+    q = b.op("Transpose", [b.op("Reshape", [q, split], name="q_split")],
+             name="q_heads", perm=[0, 2, 1, 3])
+    k = b.op("Transpose", [b.op("Reshape", [k, split], name="k_split")],
+             name="k_heads", perm=[0, 2, 3, 1])
+    v = b.op("Transpose", [b.op("Reshape", [v, split], name="v_split")],
+             name="v_heads", perm=[0, 2, 1, 3])
+    s = b.op("MatMul", [q, k], name="scores")
+    s = b.op("Mul", [s, b.const("inv_sqrt_hd", np.float32(hd ** -0.5))], name="scale")
+    p = b.op("Softmax", [s], name="attn_softmax", axis=-1)
+    a = b.op("MatMul", [p, v], name="attn_mm")
+    a = b.op("Reshape", [b.op("Transpose", [a], name="attn_merge", perm=[0, 2, 1, 3]),
+                         merge], name="attn_reshape")
+    h = b.op("Add", ["x", linear(b, a, d, d, "o")], name="res1")
+    n = layer_norm(b, h, d, "ln2")
+    f = linear(b, n, d, 2 * d, "ff1")
+    # GELU: 0.5 * f * (1 + erf(f / sqrt(2)))
+    e = b.op("Erf", [b.op("Div", [f, b.const("sqrt2", np.float32(2 ** 0.5))],
+                          name="gelu_div")], name="gelu_erf")
+    e = b.op("Add", [e, b.const("one", np.float32(1))], name="gelu_add")
+    f = b.op("Mul", [b.op("Mul", [f, e], name="gelu_mul"),
+                     b.const("half", np.float32(0.5))], name="gelu_half")
+    f = linear(b, f, 2 * d, d, "ff2")
+    y = b.op("Add", [h, f], name="res2")
+    b.save("transformer_small", [1, seq, d], [1, seq, d], y, "transformer_small.onnx")
+
+
+if __name__ == "__main__":
+    resnet()
+    transformer()

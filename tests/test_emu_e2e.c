@@ -1,0 +1,309 @@
+/* test_emu_e2e.c — the emu inside sessions: a ResNet-style and a
+ * transformer-style model (tests/data/emu/gen_models.py) split across
+ * emu + cpu with configs/devices/npu.yaml give the CPU-only outputs within
+ * 1e-5 under both assignment algorithms; injected allocation, kernel and
+ * copy faults fail one step cleanly and leave the session usable; a copy
+ * removed from a partitioned graph is caught as a missing copy.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/session.h"
+#include "core/status.h"
+#include "hetrt/hetrt.h"
+#include "transfer/boundary.h"
+
+#define MODELS HETRT_TEST_DATA "/emu/"
+#define DEVICES HETRT_SOURCE_DIR "/configs/devices/"
+
+static het_env *env;
+
+static const char *const models[] = {"resnet_small.onnx",
+                                     "transformer_small.onnx"};
+
+/* Creates a session; kv: NULL-terminated "key=value" session options. */
+static het_status open_session(const char *model, const char *const *kv,
+                               het_session **out) {
+  het_session_options *o;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  for (int i = 0; kv && kv[i]; i++) {
+    char key[128];
+    const char *eq = strchr(kv[i], '=');
+    ck_assert_ptr_nonnull(eq);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
+    ck_assert_msg(het_session_options_set(o, key, eq + 1) == HET_OK, "%s: %s",
+                  kv[i], het_last_error());
+  }
+  char path[512];
+  snprintf(path, sizeof path, MODELS "%s", model);
+  het_status st = het_session_create(env, path, o, out);
+  het_session_options_destroy(o);
+  return st;
+}
+
+/* The model's single input filled with a fixed pattern.  Caller owns. */
+static het_tensor *make_input(het_session *s) {
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, d.dims, d.rank, &x),
+                   HET_OK);
+  float *p = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    p[i] = (float)sin(0.37 * (double)i) * 1.5f;
+  return x;
+}
+
+static het_status run_once(het_session *s, het_tensor *x, het_tensor **y) {
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  const char *names[1] = {d.name};
+  return het_session_run(s, names, &x, 1, NULL, 1, y);
+}
+
+/* The CPU-only output of model for the fixed input.  Caller owns. */
+static het_tensor *cpu_reference(const char *model) {
+  static const char *const kv[] = {"providers=cpu", NULL};
+  het_session *s;
+  ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
+  het_tensor *x = make_input(s), *y;
+  ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+  return y;
+}
+
+static void assert_close(het_tensor *got, het_tensor *want) {
+  ck_assert_int_eq(het_tensor_get_count(got), het_tensor_get_count(want));
+  const float *a = het_tensor_get_data(got), *b = het_tensor_get_data(want);
+  double worst = 0;
+  for (int64_t i = 0; i < het_tensor_get_count(got); i++)
+    worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
+  ck_assert_msg(worst <= 1e-5, "max |emu+cpu - cpu| = %g", worst);
+}
+
+/* Counts model nodes (not copies) placed on provider. */
+static int placed_on(het_session *s, const char *provider) {
+  int n = 0;
+  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
+    het_node_placement p;
+    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
+    if (strcmp(p.op_type, HET_COPY_OP) != 0 && strcmp(p.provider, provider) == 0)
+      n++;
+  }
+  return n;
+}
+
+/* _i: model (bit 0), algorithm (bit 1: priority), emu mode (bit 2: timed,
+ * with jitter). */
+START_TEST(test_split_matches_cpu) {
+  const char *model = models[_i & 1];
+  bool priority = _i & 2, timed = _i & 4;
+  het_tensor *want = cpu_reference(model);
+  const char *kv[] = {"providers=emu,cpu", "devices=" DEVICES "npu.yaml",
+                      priority ? "algorithm=priority" : "algorithm=cost",
+                      timed ? "emu.mode=timed" : "emu.mode=fast",
+                      timed ? "emu.jitter_us=30" : "emu.jitter_us=0", NULL};
+  het_session *s;
+  ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
+  if (priority) { /* the npu lacks some ops: a real split */
+    ck_assert_int_gt(placed_on(s, "emu"), 0);
+    ck_assert_int_gt(placed_on(s, "cpu"), 0);
+  }
+  het_tensor *x = make_input(s);
+  for (int rep = 0; rep < 2; rep++) {
+    het_tensor *y;
+    ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
+    assert_close(y, want);
+    het_tensor_destroy(y);
+  }
+  het_tensor_destroy(x);
+  het_tensor_destroy(want);
+  het_session_destroy(s);
+}
+END_TEST
+
+START_TEST(test_fault_kernel_leaves_session_usable) {
+  const char *model = models[_i];
+  het_tensor *want = cpu_reference(model);
+  static const char *const kv[] = {"providers=emu,cpu",
+                                   "devices=" DEVICES "npu.yaml",
+                                   "algorithm=priority", "emu.fail_kernel=2",
+                                   NULL};
+  het_session *s;
+  ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
+  het_tensor *x = make_input(s), *y = NULL;
+  ck_assert_int_eq(run_once(s, x, &y), HET_ERR_KERNEL);
+  ck_assert_ptr_null(y);
+  ck_assert_msg(strstr(het_last_error(), "emu: injected fault: kernel #2"),
+                "%s", het_last_error());
+  ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
+  assert_close(y, want);
+  het_tensor_destroy(y);
+  het_tensor_destroy(x);
+  het_tensor_destroy(want);
+  het_session_destroy(s);
+}
+END_TEST
+
+/* fail_<what>=N for N = 1, 2, ...: while N falls on session creation
+ * (initializer placement) creation fails cleanly; the first N that falls on
+ * a run fails that run, and the next run gives the CPU result. */
+static void fault_sweep(const char *model, const char *what, het_status want) {
+  het_tensor *ref = cpu_reference(model);
+  for (int n = 1; n < 400; n++) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "emu.fail_%s=%d", what, n);
+    const char *kv[] = {"providers=emu,cpu", "devices=" DEVICES "npu.yaml",
+                        "algorithm=priority", opt, NULL};
+    het_session *s = NULL;
+    het_status st = open_session(model, kv, &s);
+    if (st != HET_OK) {
+      ck_assert_msg(st == want && strstr(het_last_error(), "emu: injected fault"),
+                    "%s: creation failed with %s: %s", opt, het_status_str(st),
+                    het_last_error());
+      continue;
+    }
+    het_tensor *x = make_input(s), *y = NULL;
+    st = run_once(s, x, &y);
+    ck_assert_msg(st == want && strstr(het_last_error(), "emu: injected fault"),
+                  "%s: run gave %s: %s", opt, het_status_str(st),
+                  het_last_error());
+    ck_assert_ptr_null(y);
+    ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
+    assert_close(y, ref);
+    het_tensor_destroy(y);
+    het_tensor_destroy(x);
+    het_session_destroy(s);
+    het_tensor_destroy(ref);
+    return;
+  }
+  ck_abort_msg("fail_%s never reached a run", what);
+}
+
+START_TEST(test_fault_alloc_leaves_session_usable) {
+  fault_sweep(models[_i], "alloc", HET_ERR_OUT_OF_MEMORY);
+}
+END_TEST
+
+START_TEST(test_fault_copy_leaves_session_usable) {
+  fault_sweep(models[_i], "copy", HET_ERR_IO);
+}
+END_TEST
+
+/* Rewires an emu node to read the host value a boundary copy reads. */
+START_TEST(test_missing_copy_is_caught) {
+  static const char *const kv[] = {"providers=emu,cpu",
+                                   "devices=" DEVICES "npu.yaml",
+                                   "algorithm=priority", NULL};
+  het_session *s;
+  ck_assert_msg(open_session(models[_i], kv, &s) == HET_OK, "%s",
+                het_last_error());
+  het_graph *g = s->graph;
+  const char *victim = NULL, *value = NULL;
+  for (int n = 0; n < g->n_nodes && !victim; n++) {
+    het_node *node = &g->nodes[n];
+    int prov = s->partition.provider[n];
+    if (prov < 0 || strcmp(node->op_type, HET_COPY_OP) == 0 ||
+        strcmp(s->providers[prov].vt->name, "emu") != 0)
+      continue;
+    for (int k = 0; k < node->n_inputs && !victim; k++) {
+      int v = node->inputs[k];
+      int p = v >= 0 ? g->values[v].producer : -1;
+      if (p < 0 || strcmp(g->nodes[p].op_type, HET_COPY_OP) != 0 ||
+          s->partition.kind[p] != HET_STEP_COPY)
+        continue;
+      node->inputs[k] = g->nodes[p].inputs[0]; /* skip the copy */
+      s->uses[node->inputs[k]] = -1; /* and keep its source alive */
+      victim = node->name;
+      value = g->values[node->inputs[k]].name;
+    }
+  }
+  ck_assert_msg(victim != NULL, "no emu node reads a run-time copy");
+  het_tensor *x = make_input(s), *y = NULL;
+  ck_assert_int_eq(run_once(s, x, &y), HET_ERR_INTERNAL);
+  const char *msg = het_last_error();
+  ck_assert_msg(strstr(msg, "missing copy") && strstr(msg, victim) &&
+                    strstr(msg, value),
+                "message: %s", msg);
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+}
+END_TEST
+
+/* A device too small for the weights (configs/devices/tiny.yaml, 16 KiB).
+ * `priority` ignores capacity: session creation or the run fails cleanly
+ * with a capacity error naming the device. */
+START_TEST(test_tiny_device_priority_fails_cleanly) {
+  static const char *const kv[] = {"providers=emu,cpu",
+                                   "devices=" DEVICES "tiny.yaml",
+                                   "algorithm=priority", NULL};
+  het_session *s = NULL;
+  het_status st = open_session(models[_i], kv, &s);
+  if (st == HET_OK) {
+    het_tensor *x = make_input(s), *y = NULL;
+    st = run_once(s, x, &y);
+    ck_assert_ptr_null(y);
+    het_tensor_destroy(x);
+    het_session_destroy(s);
+  }
+  ck_assert_int_eq(st, HET_ERR_CAPACITY);
+  ck_assert_msg(strstr(het_last_error(), "emu device 'tiny': cannot allocate"),
+                "%s", het_last_error());
+}
+END_TEST
+
+/* `cost` keeps within the capacity and the result is still right. */
+START_TEST(test_tiny_device_cost_fits) {
+  const char *model = models[_i];
+  het_tensor *want = cpu_reference(model);
+  static const char *const kv[] = {"providers=emu,cpu",
+                                   "devices=" DEVICES "tiny.yaml",
+                                   "algorithm=cost", NULL};
+  het_session *s;
+  ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
+  het_tensor *x = make_input(s), *y;
+  ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
+  assert_close(y, want);
+  het_tensor_destroy(y);
+  het_tensor_destroy(x);
+  het_tensor_destroy(want);
+  het_session_destroy(s);
+}
+END_TEST
+
+static void setup(void) { ck_assert_int_eq(het_env_create(&env), HET_OK); }
+static void teardown(void) { het_env_destroy(env); }
+
+static Suite *emu_e2e_suite(void) {
+  Suite *s = suite_create("emu_e2e");
+  TCase *core = tcase_create("core");
+  tcase_add_checked_fixture(core, setup, teardown);
+  tcase_add_loop_test(core, test_split_matches_cpu, 0, 8);
+  suite_add_tcase(s, core);
+  TCase *limits = tcase_create("limits");
+  tcase_add_checked_fixture(limits, setup, teardown);
+  tcase_add_loop_test(limits, test_tiny_device_priority_fails_cleanly, 0, 2);
+  tcase_add_loop_test(limits, test_tiny_device_cost_fits, 0, 2);
+  suite_add_tcase(s, limits);
+  TCase *errors = tcase_create("errors");
+  tcase_add_checked_fixture(errors, setup, teardown);
+  tcase_set_timeout(errors, 300);
+  tcase_add_loop_test(errors, test_fault_kernel_leaves_session_usable, 0, 2);
+  tcase_add_loop_test(errors, test_fault_alloc_leaves_session_usable, 0, 2);
+  tcase_add_loop_test(errors, test_fault_copy_leaves_session_usable, 0, 2);
+  tcase_add_loop_test(errors, test_missing_copy_is_caught, 0, 2);
+  suite_add_tcase(s, errors);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(emu_e2e_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
