@@ -132,22 +132,28 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
   double *peak = het_arena_calloc(a, (size_t)s->n_providers + 2, sizeof(double));
   if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !peak)
     return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
+  /* Compute steps are the report's subgraphs; copies belong to none. */
   int k = 0;
   for (int si = 0; si < s->partition.n_subgraphs; si++) {
     const het_subgraph *sg = &s->partition.subgraphs[si];
-    het_explain_subgraph *es = &e->subgraphs[si];
-    es->provider = het_space_label(s, sg->provider);
-    es->n_nodes = sg->n_nodes;
+    bool compute = sg->kind == HET_STEP_COMPUTE;
+    het_explain_subgraph *es = compute ? &e->subgraphs[e->n_subgraphs] : NULL;
+    if (es) {
+      es->provider = het_space_label(s, sg->provider);
+      es->n_nodes = sg->n_nodes;
+      if (sg->provider >= 0)
+        es->est_seconds = s->info[sg->provider].launch_overhead;
+    }
     for (int j = 0; j < sg->n_nodes; j++, k++) {
       pos[sg->nodes[j]] = k;
       het_explain_node_fill(s, sg->nodes[j], &e->nodes[k]);
-      e->nodes[k].subgraph = si;
-      es->est_seconds += e->nodes[k].est_seconds;
+      e->nodes[k].subgraph = es ? e->n_subgraphs : -1;
+      if (es)
+        es->est_seconds += e->nodes[k].est_seconds;
     }
-    if (sg->kind == HET_STEP_COMPUTE && sg->provider >= 0)
-      es->est_seconds += s->info[sg->provider].launch_overhead;
+    if (es)
+      e->n_subgraphs++;
   }
-  e->n_subgraphs = s->partition.n_subgraphs;
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++) {
       int v = g->nodes[n].inputs[i];

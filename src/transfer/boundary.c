@@ -1,8 +1,10 @@
 /* boundary.c — inserts Copy nodes at memory-space boundaries.
- * Pass 1 computes each node's memory space (-1 = host); pass 2 walks the
- * old order, creating per (value, space) copies before first readers and
- * moving graph outputs produced on a device back to the host; pass 3
- * rebuilds the order and regroups the partition.
+ * Pass 1 finds which memory spaces (-1 = host) read each value; pass 2
+ * emits copies of initializers and graph inputs first, then walks the old
+ * order, emitting each node followed by copies of its outputs into every
+ * other space that reads them (graph outputs made on a device come back
+ * to the host under their own name); pass 3 regroups the partition.
+ * Copies of a run's outputs follow the run, so compute runs stay whole.
  */
 #include "transfer/boundary.h"
 
@@ -17,6 +19,10 @@ typedef struct het_bctx {
   const het_device *devices;
   het_arena *arena;
   int *space;      /* per value: memory space it lives in (-1 host) */
+  unsigned *readers; /* per original value: bit s+1 if space s reads it */
+  int *pending;    /* (node << 8 | output) produced by the current run */
+  int n_pending;
+  int run_space;   /* memory space of the current run of nodes */
   int *copy_of;    /* per (value * n_spaces + space+1): copy value id or -1 */
   int n_spaces;    /* number of devices + 1 (host) */
   int n_orig_values;
@@ -101,33 +107,100 @@ static het_status het_output_home(het_bctx *b, int n, int o, int space) {
   return HET_OK;
 }
 
+static int het_node_space(const het_bctx *b, const bool *host_memory, int n) {
+  int d = b->prov[n];
+  return d >= 0 && !host_memory[d] ? d : -1;
+}
+
+/* Copies v into every memory space that reads it (readers[v], bit s+1)
+ * other than the one it lives in, right after v becomes available. */
+static het_status het_copy_eagerly(het_bctx *b, int v) {
+  for (int sp = -1; sp < b->n_spaces - 1; sp++) {
+    if (!((b->readers[v] >> (sp + 1)) & 1u) || sp == b->space[v])
+      continue;
+    int *slot = &b->copy_of[v * b->n_spaces + sp + 1];
+    if (*slot >= 0)
+      continue;
+    int id;
+    HET_TRY(het_add_copy(b, v, sp, -1, &id));
+    *slot = b->g->nodes[id].outputs[0];
+    b->space[*slot] = sp;
+  }
+  return HET_OK;
+}
+
+/* Emits the copies of values produced by the current run of nodes: graph
+ * outputs made on a device go home, then every other reading space gets
+ * its copy.  Runs of one space stay contiguous this way. */
+static het_status het_flush_pending(het_bctx *b) {
+  het_graph *g = b->g;
+  for (int k = 0; k < b->n_pending; k++) {
+    int n = b->pending[k] >> 8, o = b->pending[k] & 0xff;
+    int v = g->nodes[n].outputs[o];
+    int space = b->space[v];
+    if (space >= 0 && (g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
+      HET_TRY(het_output_home(b, n, o, space));
+    HET_TRY(het_copy_eagerly(b, v));
+  }
+  b->n_pending = 0;
+  return HET_OK;
+}
+
 static het_status het_boundary_node(het_bctx *b, const bool *host_memory,
                                     int n) {
   het_graph *g = b->g;
-  int d = b->prov[n];
-  int space = d >= 0 && !host_memory[d] ? d : -1;
+  int space = het_node_space(b, host_memory, n);
+  if (b->n_order > 0 && space != b->run_space)
+    HET_TRY(het_flush_pending(b));
+  b->run_space = space;
   for (int i = 0; i < g->nodes[n].n_inputs; i++) {
     int v = g->nodes[n].inputs[i];
     if (v < 0 || b->space[v] == space)
       continue;
-    int *slot = &b->copy_of[v * b->n_spaces + space + 1];
-    if (*slot < 0) {
-      int id;
-      HET_TRY(het_add_copy(b, v, space, -1, &id));
-      *slot = g->nodes[id].outputs[0];
-      b->space[*slot] = space;
-    }
-    g->nodes[n].inputs[i] = *slot;
+    int slot = b->copy_of[v * b->n_spaces + space + 1];
+    if (slot < 0)
+      return het_error(HET_ERR_INTERNAL, "boundary: no copy of '%s' for '%s'",
+                       g->values[v].name, g->nodes[n].name);
+    g->nodes[n].inputs[i] = slot;
   }
   b->order[b->n_order++] = n;
-  for (int o = 0; o < g->nodes[n].n_outputs; o++) {
+  for (int o = 0; o < g->nodes[n].n_outputs && o < 256; o++) {
     int v = g->nodes[n].outputs[o];
     if (v < 0)
       continue;
     b->space[v] = space;
-    if (space >= 0 && (g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
-      HET_TRY(het_output_home(b, n, o, space));
+    b->pending[b->n_pending++] = n << 8 | o;
   }
+  return HET_OK;
+}
+
+/* Pass 1: which memory spaces read each value. */
+static het_status het_find_readers(het_bctx *b, const bool *host_memory) {
+  het_graph *g = b->g;
+  b->readers = het_arena_calloc(b->arena, (size_t)g->n_values + 1,
+                                sizeof *b->readers);
+  if (!b->readers)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
+  for (int n = 0; n < g->n_nodes; n++) {
+    int space = het_node_space(b, host_memory, n);
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] >= 0)
+        b->readers[g->nodes[n].inputs[i]] |= 1u << (space + 1);
+  }
+  return HET_OK;
+}
+
+/* Pass 2a: initializers first (placed once), then graph inputs. */
+static het_status het_copy_sources(het_bctx *b) {
+  het_graph *g = b->g;
+  for (int pass = 0; pass < 2; pass++)
+    for (int v = 0; v < b->n_orig_values; v++) {
+      const het_value *val = &g->values[v];
+      bool is_const = val->initializer && !(val->flags & HET_VALUE_GRAPH_INPUT);
+      if (val->producer >= 0 || is_const != (pass == 0))
+        continue;
+      HET_TRY(het_copy_eagerly(b, v));
+    }
   return HET_OK;
 }
 
@@ -165,9 +238,17 @@ het_status het_boundary_insert(het_graph *g, const het_device *devices,
   memcpy(b.kind, p->kind, (size_t)g->n_nodes);
   int n_old = g->n_nodes;
   int *old_order = g->order;
-  het_status st = HET_OK;
+  het_status st = het_find_readers(&b, host_memory);
+  if (st == HET_OK)
+    st = het_copy_sources(&b);
+  b.pending = het_arena_calloc(arena, reads + (size_t)g->n_nodes + 1,
+                               sizeof(int));
+  if (!b.pending)
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
   for (int k = 0; k < n_old && st == HET_OK; k++)
     st = het_boundary_node(&b, host_memory, old_order[k]);
+  if (st == HET_OK)
+    st = het_flush_pending(&b);
   if (st != HET_OK) {
     free(b.order);
     return st;

@@ -5,7 +5,7 @@
  * own memory space; a value is copied at most once per destination; graph
  * outputs live in host memory; copies of initializers are marked
  * HET_STEP_COPY_STATIC (run once at session creation); g->order runs each
- * copy just before its first reader.
+ * copy after the run of nodes that produces its source.
  */
 #ifndef HET_TRANSFER_BOUNDARY_H
 #define HET_TRANSFER_BOUNDARY_H

@@ -19,6 +19,14 @@ typedef struct cli_common {
   const char *providers;   /* comma-separated list or NULL (library default) */
   int threads;             /* 0 = library default */
   bool verbose;
+  bool explain;            /* --explain: print the placement report */
+  bool non_strict;         /* --non-strict: skip unavailable providers */
+  const char *algorithm;   /* --algorithm cost|priority, or NULL */
+  size_t n_devices;        /* --devices PROFILE (repeatable) */
+  const char *devices[CLI_MAX_ARGS];
+  size_t n_opts;           /* --option KEY=VALUE (e.g. emu.mode=timed) */
+  const char *opt_key[CLI_MAX_ARGS];
+  const char *opt_value[CLI_MAX_ARGS];
   size_t n_named;          /* --input NAME=FILE */
   const char *named_name[CLI_MAX_ARGS];
   const char *named_file[CLI_MAX_ARGS];
@@ -75,6 +83,9 @@ void cli_format_tensor_shape(const het_tensor *t, char *buf, size_t cap);
 /* Prints name, dtype, shape, min/max/mean and the first values. */
 void cli_print_tensor_summary(FILE *f, const char *label, const char *name,
                               const het_tensor *t);
+
+/* Prints the placement report (het_session_explain, text form). */
+void cli_print_explain(FILE *f, const het_session *s);
 
 /* Prints per-provider node counts, and every node when verbose. */
 void cli_print_placement(FILE *f, const het_session *s, bool verbose);

@@ -116,6 +116,8 @@ int cli_cmd_bench(int argc, char **argv) {
     goto done;
   }
   printf("session_create_ms=%.3f\n", cli_now_ms() - t0);
+  if (a.common.explain)
+    cli_print_explain(stdout, s);
   if (!cli_bind_inputs(s, &a.common, a.positional, a.n_positional, true, &in))
     goto done;
   for (size_t k = 0; k < in.n; k++)

@@ -78,6 +78,8 @@ static bool run_report(het_session *s, het_tensor **outs, size_t n_out, const ru
     }
   }
   cli_print_placement(stdout, s, a->common.verbose);
+  if (a->common.explain)
+    cli_print_explain(stdout, s);
   return ok;
 }
 

@@ -24,6 +24,11 @@ static void cli_usage(FILE *f) {
           "common options:\n"
           "  --providers LIST   provider priority list, e.g. cpu or cuda,cpu\n"
           "  --threads N        CPU threads per run\n"
+          "  --devices PROFILE  device profile (YAML, configs/devices/); repeatable\n"
+          "  --algorithm A      cost (default: minimise estimated latency) or priority\n"
+          "  --non-strict       skip providers that are not built or have no device\n"
+          "  --option K=V       provider option, e.g. emu.mode=timed\n"
+          "  --explain          (run, bench) print the placement report\n"
           "  -v, --verbose      more detail (every node's placement)\n"
           "  -h, --help         this text;   --version   library version\n");
 }

@@ -62,6 +62,16 @@ static int cli_parse_pair_opt(const char *opt, const char *v, cli_common *c) {
   const char *name, *value;
   if (!cli_split_pair(opt, v, &name, &value))
     return -1;
+  if (strcmp(opt, "--option") == 0) {
+    if (c->n_opts >= CLI_MAX_ARGS) {
+      fprintf(stderr, "hetrt: too many --option options (max %d)\n", CLI_MAX_ARGS);
+      free((char *)name);
+      return -1;
+    }
+    c->opt_key[c->n_opts] = name;
+    c->opt_value[c->n_opts++] = value;
+    return 1;
+  }
   if (strcmp(opt, "--input") == 0) {
     if (c->n_named >= CLI_MAX_ARGS) {
       fprintf(stderr, "hetrt: too many --input options (max %d)\n", CLI_MAX_ARGS);
@@ -90,6 +100,26 @@ int cli_parse_common(int argc, char **argv, int *i, cli_common *c) {
     c->verbose = true;
     return 1;
   }
+  if (strcmp(argv[*i], "--explain") == 0 || strcmp(argv[*i], "--non-strict") == 0) {
+    *(argv[*i][2] == 'e' ? &c->explain : &c->non_strict) = true;
+    return 1;
+  }
+  if ((v = cli_opt_value(argc, argv, i, "--algorithm", &missing))) {
+    c->algorithm = v;
+    return 1;
+  }
+  if (!missing && (v = cli_opt_value(argc, argv, i, "--devices", &missing))) {
+    if (c->n_devices >= CLI_MAX_ARGS) {
+      fprintf(stderr, "hetrt: too many --devices options (max %d)\n", CLI_MAX_ARGS);
+      return -1;
+    }
+    c->devices[c->n_devices++] = v;
+    return 1;
+  }
+  if (!missing && (v = cli_opt_value(argc, argv, i, "--option", &missing)))
+    return cli_parse_pair_opt("--option", v, c);
+  if (missing)
+    return -1;
   if ((v = cli_opt_value(argc, argv, i, "--providers", &missing))) {
     c->providers = v;
     return 1;
@@ -108,6 +138,34 @@ int cli_parse_common(int argc, char **argv, int *i, cli_common *c) {
   return missing ? -1 : 0;
 }
 
+/* --devices, --algorithm, --non-strict and --option into options. */
+static bool cli_set_extended(het_session_options *o, const cli_common *c) {
+  char list[4096] = "";
+  size_t used = 0;
+  for (size_t k = 0; k < c->n_devices; k++) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", k ? "," : "", c->devices[k]);
+    if (w < 0 || (size_t)w >= sizeof list - used) {
+      fprintf(stderr, "hetrt: --devices: paths too long\n");
+      return false;
+    }
+    used += (size_t)w;
+  }
+  const char *keys[3] = {"devices", "algorithm", "strict"};
+  const char *vals[3] = {c->n_devices ? list : NULL, c->algorithm,
+                         c->non_strict ? "false" : NULL};
+  for (int k = 0; k < 3; k++)
+    if (vals[k] && het_session_options_set(o, keys[k], vals[k]) != HET_OK) {
+      fprintf(stderr, "hetrt: --%s: %s\n", keys[k], het_last_error());
+      return false;
+    }
+  for (size_t k = 0; k < c->n_opts; k++)
+    if (het_session_options_set(o, c->opt_key[k], c->opt_value[k]) != HET_OK) {
+      fprintf(stderr, "hetrt: --option %s: %s\n", c->opt_key[k], het_last_error());
+      return false;
+    }
+  return true;
+}
+
 het_session_options *cli_make_options(const cli_common *c) {
   het_session_options *o = NULL;
   if (het_session_options_create(&o) != HET_OK) {
@@ -122,6 +180,8 @@ het_session_options *cli_make_options(const cli_common *c) {
     fprintf(stderr, "hetrt: --threads %d: %s\n", c->threads, het_last_error());
     goto fail;
   }
+  if (!cli_set_extended(o, c))
+    goto fail;
   return o;
 fail:
   het_session_options_destroy(o);
@@ -133,7 +193,9 @@ void cli_common_clear(cli_common *c) {
     free((char *)c->named_name[j]);
   for (size_t j = 0; j < c->n_dims; j++)
     free((char *)c->dim_name[j]);
-  c->n_named = c->n_dims = 0;
+  for (size_t j = 0; j < c->n_opts; j++)
+    free((char *)c->opt_key[j]);
+  c->n_named = c->n_dims = c->n_opts = 0;
 }
 
 double cli_now_ms(void) {

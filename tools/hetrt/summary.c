@@ -85,6 +85,16 @@ void cli_print_tensor_summary(FILE *f, const char *label, const char *name,
   fprintf(f, "%s\n", n > CLI_FIRST_VALUES ? " ..." : "");
 }
 
+void cli_print_explain(FILE *f, const het_session *s) {
+  char *text = NULL;
+  if (het_session_explain(s, "text", &text) != HET_OK) {
+    fprintf(stderr, "hetrt: explain: %s\n", het_last_error());
+    return;
+  }
+  fputs(text, f);
+  het_string_destroy(text);
+}
+
 void cli_print_placement(FILE *f, const het_session *s, bool verbose) {
   const char *prov[CLI_MAX_PROVIDERS];
   size_t count[CLI_MAX_PROVIDERS], n_prov = 0, n = het_session_get_node_count(s);
