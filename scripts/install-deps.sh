@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   libopenblas-dev libdnnl-dev libhwloc-dev libyaml-dev check
-  libonnx-testdata
+  libonnx-testdata graphviz
   python3 python3-onnx python3-numpy python3-torch python3-torchvision
 )
 

@@ -167,6 +167,10 @@ HET_API het_status het_session_options_set_threads(
  *                the provider it configures with its `provider:` key
  *   "algorithm"  "cost" (default: minimise estimated latency) or
  *                "priority" (first capable provider wins)
+ *   "optimization"  graph rewrites before partitioning: "none", "basic"
+ *                (Identity/Dropout removal, dead nodes, constant folding)
+ *                or "extended" (default: basic + BatchNormalization folded
+ *                into Conv)
  *   "strict"     "true" (default): an unknown, unbuilt or absent provider
  *                fails session creation; "false": it is skipped with a
  *                warning that het_session_explain reports

@@ -37,6 +37,7 @@ het_status het_session_options_create(het_session_options **out) {
   if (!o)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cannot allocate options");
   o->threads = 1;
+  o->opt_level = 2;
   *out = o;
   return HET_OK;
 }
@@ -147,6 +148,6 @@ het_status het_session_options_set(het_session_options *o, const char *key,
     return HET_OK;
   return het_error(HET_ERR_INVALID_ARGUMENT,
                    "unknown session option '%s' (known: providers, threads, "
-                   "devices, algorithm, strict, <provider>.<key>)",
+                   "devices, algorithm, strict, optimization, <provider>.<key>)",
                    key);
 }

@@ -101,6 +101,18 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
     o->use_priority = strcmp(value, "priority") == 0;
     return HET_OK;
   }
+  if (strcmp(key, "optimization") == 0) {
+    static const char *const levels[] = {"none", "basic", "extended"};
+    for (int i = 0; i < 3; i++)
+      if (strcmp(value, levels[i]) == 0) {
+        o->opt_level = i;
+        return HET_OK;
+      }
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "option 'optimization': '%s' is not none, basic or "
+                     "extended",
+                     value);
+  }
   if (strcmp(key, "strict") == 0) {
     if (strcmp(value, "true") && strcmp(value, "false"))
       return het_error(HET_ERR_INVALID_ARGUMENT,

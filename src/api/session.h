@@ -43,6 +43,7 @@ struct het_session_options {
   int n_profiles;
   char *profiles[HET_MAX_PROFILES];
   bool use_priority;      /* algorithm=priority */
+  int opt_level;          /* optimization: 0 none, 1 basic, 2 extended */
   bool non_strict;        /* strict=false */
   int n_kv;
   het_kv *kv;             /* provider options, key "<provider>.<key>" */

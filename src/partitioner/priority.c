@@ -83,9 +83,15 @@ het_status het_partition_first_claim(const het_graph *g,
         chosen = i;
     if (chosen < 0)
       return het_refusal(g, n, providers, n_providers, claims);
-    char why[256];
-    snprintf(why, sizeof why, "priority %d: %s", chosen + 1,
-             claims[chosen][n].reason);
+    /* Say why each higher-priority provider passed: no silent fallback. */
+    char why[512];
+    size_t used = (size_t)snprintf(why, sizeof why, "priority %d: %s",
+                                   chosen + 1, claims[chosen][n].reason);
+    for (int i = 0; i < chosen && used < sizeof why; i++)
+      used += (size_t)snprintf(why + used, sizeof why - used, "%s%s: %s%s",
+                               i ? "; " : " (", providers[i].vt->name,
+                               claims[i][n].reason,
+                               i == chosen - 1 ? ")" : "");
     p.provider[n] = chosen;
     p.reason[n] = het_arena_strdup(arena, why);
     if (!p.reason[n])

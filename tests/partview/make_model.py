@@ -28,8 +28,8 @@ def main():
     def init(name, *shape):
         return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) * 0.1, name)
 
-    inits = [init("W1", 16, 3, 3, 3), init("B1", 16), init("W2", 32, 16, 3, 3),
-             init("B2", 32), init("Wfc", 10, 32), init("Bfc", 10)]
+    inits = [init("W1", 32, 3, 3, 3), init("B1", 32), init("W2", 64, 32, 3, 3),
+             init("B2", 64), init("Wfc", 10, 64), init("Bfc", 10)]
     nodes = [
         helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], name="stem_conv" if plain else WEIRD, pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
@@ -45,7 +45,7 @@ def main():
     ]
     graph = helper.make_graph(
         nodes, "partview_cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 128, 128])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 7

@@ -1,7 +1,9 @@
 /* profile.c — the CPU's device facts (het_cpu_device_info): peak FLOP/s
  * from a ~20 ms SGEMM through cblas and memory bandwidth from a memcpy
- * probe, measured once per process (pthread_once) and cached; a YAML
- * device profile may override any field (het_cpu_device_info_load).
+ * probe, measured once and cached on disk (so placements computed from it
+ * are the same in every process on this machine) and per process
+ * (pthread_once); a YAML device profile may override any field
+ * (het_cpu_device_info_load).
  */
 #include <cblas.h>
 #include <errno.h>
@@ -11,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "core/status.h"
@@ -80,12 +84,76 @@ static double het_cpu_bench_copy(void) {
                      : 0;
 }
 
+/* The cache file: $HETRT_CACHE_DIR/cpu-profile.txt, else
+ * $XDG_CACHE_HOME/hetrt/..., else $HOME/.cache/hetrt/...; false if none. */
+static bool het_cpu_cache_path(char *path, size_t cap, bool make_dirs) {
+  const char *dir = getenv("HETRT_CACHE_DIR");
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char base[3072];
+  if (dir && *dir)
+    snprintf(base, sizeof base, "%s", dir);
+  else if (xdg && *xdg)
+    snprintf(base, sizeof base, "%s/hetrt", xdg);
+  else if (home && *home)
+    snprintf(base, sizeof base, "%s/.cache/hetrt", home);
+  else
+    return false;
+  if (make_dirs) {
+    char *slash = base;
+    while ((slash = strchr(slash + 1, '/'))) {
+      *slash = '\0';
+      mkdir(base, 0755);
+      *slash = '/';
+    }
+    mkdir(base, 0755);
+  }
+  return snprintf(path, cap, "%s/cpu-profile.txt", base) < (int)cap;
+}
+
+static bool het_cpu_cache_load(het_device_info *m) {
+  char path[4096];
+  if (!het_cpu_cache_path(path, sizeof path, false))
+    return false;
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return false;
+  double flops = 0, bw = 0;
+  int n = fscanf(f, "peak_flops_f32 %lf memory_bandwidth %lf", &flops, &bw);
+  fclose(f);
+  if (n != 2 || !(flops > 0) || !(bw > 0) || !isfinite(flops) || !isfinite(bw))
+    return false;
+  m->peak_flops_f32 = flops;
+  m->memory_bandwidth = bw;
+  return true;
+}
+
+/* Best effort: a machine without a writable cache measures every time. */
+static void het_cpu_cache_store(const het_device_info *m) {
+  char path[4096], tmp[4200];
+  if (!het_cpu_cache_path(path, sizeof path, true))
+    return;
+  snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return;
+  fprintf(f, "peak_flops_f32 %.6g\nmemory_bandwidth %.6g\n",
+          m->peak_flops_f32, m->memory_bandwidth);
+  if (fclose(f) == 0)
+    rename(tmp, path);
+  else
+    remove(tmp);
+}
+
 static void het_cpu_measure(void) {
   het_device_info *m = &het_cpu_measured;
   memset(m, 0, sizeof *m);
   m->host_memory = true;
-  m->peak_flops_f32 = het_cpu_bench_gemm();
-  m->memory_bandwidth = het_cpu_bench_copy();
+  if (!het_cpu_cache_load(m)) {
+    m->peak_flops_f32 = het_cpu_bench_gemm();
+    m->memory_bandwidth = het_cpu_bench_copy();
+    if (m->peak_flops_f32 > 0 && m->memory_bandwidth > 0)
+      het_cpu_cache_store(m);
+  }
   if (!(m->peak_flops_f32 > 0))
     m->peak_flops_f32 = 1e10; /* out of memory: a modest default */
   if (!(m->memory_bandwidth > 0))

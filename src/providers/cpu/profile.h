@@ -8,8 +8,10 @@
 
 /* The host CPU's facts: host memory, unlimited capacity, no link, a tiny
  * launch overhead, and peak FLOP/s and memory bandwidth measured on first
- * use (a ~20 ms SGEMM through cblas and a ~10 ms memcpy probe), cached
- * process-wide (thread-safe, pthread_once).  float16 and int8 peaks are the
+ * use (a ~20 ms SGEMM through cblas and a ~10 ms memcpy probe), cached on
+ * disk ($HETRT_CACHE_DIR, $XDG_CACHE_HOME/hetrt or ~/.cache/hetrt:
+ * cpu-profile.txt; delete it to measure again) and process-wide
+ * (thread-safe, pthread_once).  float16 and int8 peaks are the
  * float32 peak (the CPU kernels compute in float32).  Never fails. */
 het_status het_cpu_device_info(het_device_info *out);
 

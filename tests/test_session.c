@@ -1,0 +1,215 @@
+/* test_session.c — session-level partitioning through the public API:
+ * placement constraints (pin, forbid, prefer, budgets), strict and
+ * non-strict provider lists, the algorithm option, boundary copies between
+ * cpu and emu, and the placement report (het_session_explain).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hetrt/hetrt.h"
+
+#define MODEL HETRT_TEST_DATA "/emu/resnet_small.onnx"
+#define NPU HETRT_SOURCE_DIR "/configs/devices/npu.yaml"
+
+static het_env *env;
+
+static void setup(void) { ck_assert_int_eq(het_env_create(&env), HET_OK); }
+static void teardown(void) { het_env_destroy(env); }
+
+static het_session_options *emu_cpu_options(const char *algorithm) {
+  het_session_options *o;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "providers", "emu,cpu"), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "devices", NPU), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "algorithm", algorithm), HET_OK);
+  return o;
+}
+
+/* Provider of the node named name. */
+static const char *provider_of(het_session *s, const char *name) {
+  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
+    het_node_placement p;
+    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
+    if (strcmp(p.name, name) == 0)
+      return p.provider;
+  }
+  ck_abort_msg("no node %s", name);
+  return NULL;
+}
+
+static size_t count_copies(het_session *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
+    het_node_placement p;
+    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
+    n += strcmp(p.op_type, "Copy") == 0;
+  }
+  return n;
+}
+
+START_TEST(test_priority_splits_with_copies) {
+  het_session_options *o = emu_cpu_options("priority");
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  /* LeakyRelu is not in the npu profile: it runs on the cpu, between emu
+   * nodes, so copies appear on both sides of it. */
+  ck_assert_str_eq(provider_of(s, "b2_leaky"), "cpu");
+  ck_assert_str_eq(provider_of(s, "stem_conv"), "emu");
+  ck_assert_uint_gt(count_copies(s), 2);
+  char *json;
+  ck_assert_int_eq(het_session_explain(s, "json", &json), HET_OK);
+  ck_assert_ptr_nonnull(strstr(json, "\"b2_leaky\""));
+  ck_assert_ptr_nonnull(strstr(json, "not in profile"));
+  het_string_destroy(json);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_pin_and_forbid) {
+  het_session_options *o = emu_cpu_options("priority");
+  ck_assert_int_eq(het_session_options_pin(o, "stem_conv", "cpu"), HET_OK);
+  ck_assert_int_eq(het_session_options_forbid(o, "fc", "emu"), HET_OK);
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_str_eq(provider_of(s, "stem_conv"), "cpu");
+  ck_assert_str_eq(provider_of(s, "fc"), "cpu");
+  ck_assert_str_eq(provider_of(s, "b1c1_conv"), "emu");
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_prefer_moves_cost_choice) {
+  /* Under cost the small model stays on the cpu (launches and copies cost
+   * more than the npu saves); a strong preference moves a conv over. */
+  het_session_options *o = emu_cpu_options("cost");
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_str_eq(provider_of(s, "b1c1_conv"), "cpu");
+  het_session_destroy(s);
+  ck_assert_int_eq(het_session_options_prefer(o, "b1c1_conv", "cpu", 1e5),
+                   HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_str_eq(provider_of(s, "b1c1_conv"), "emu");
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_cost_not_worse_than_priority) {
+  het_session_options *o = emu_cpu_options("cost");
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  char *text;
+  ck_assert_int_eq(het_session_explain(s, "json", &text), HET_OK);
+  double cost = -1, prio = -1;
+  const char *c = strstr(text, "\"cost_seconds\"");
+  const char *p = strstr(text, "\"priority_seconds\"");
+  ck_assert_msg(c && p, "estimates missing from %s", text);
+  ck_assert_int_eq(sscanf(strchr(c, ':') + 1, "%lf", &cost), 1);
+  ck_assert_int_eq(sscanf(strchr(p, ':') + 1, "%lf", &prio), 1);
+  ck_assert(cost > 0 && cost <= prio);
+  het_string_destroy(text);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_non_strict_skips_unbuilt) {
+  het_session_options *o;
+  het_session *s = NULL;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "providers", "cuda,cpu"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_ERR_NOT_BUILT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "cuda"));
+  ck_assert_int_eq(het_session_options_set(o, "strict", "false"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  char *text;
+  ck_assert_int_eq(het_session_explain(s, "text", &text), HET_OK);
+  ck_assert_ptr_nonnull(strstr(text, "provider 'cuda' skipped"));
+  het_string_destroy(text);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_constraint_errors) {
+  het_session_options *o = emu_cpu_options("cost");
+  het_session *s = NULL;
+  ck_assert_int_eq(het_session_options_pin(o, "no_such_node", "cpu"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "no_such_node"));
+  het_session_options_destroy(o);
+  o = emu_cpu_options("cost");
+  ck_assert_int_eq(het_session_options_forbid(o, "fc", "tpu"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "tpu"));
+  ck_assert_int_eq(het_session_options_prefer(o, "fc", "cpu", -1.0),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(het_session_options_set(o, "algorithm", "greedy"),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "greedy"));
+  ck_assert_int_eq(het_session_options_set(o, "emu.mode", "timed"), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "npu.mode", "timed"), HET_OK);
+  het_session_options_destroy(o);
+  o = emu_cpu_options("cost");
+  ck_assert_int_eq(het_session_options_set(o, "npu.mode", "timed"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "npu.mode"));
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_explain_formats) {
+  het_session_options *o = emu_cpu_options("priority");
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  static const char *const formats[] = {"text", "json", "dot", "html"};
+  for (int i = 0; i < 4; i++) {
+    char *out = NULL;
+    ck_assert_int_eq(het_session_explain(s, formats[i], &out), HET_OK);
+    ck_assert_ptr_nonnull(strstr(out, "stem_conv"));
+    het_string_destroy(out);
+  }
+  char *out = NULL;
+  ck_assert_int_eq(het_session_explain(s, "yaml", &out),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_null(out);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "yaml"));
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+static Suite *session_suite(void) {
+  Suite *s = suite_create("session");
+  TCase *core = tcase_create("core");
+  tcase_add_checked_fixture(core, setup, teardown);
+  tcase_set_timeout(core, 120);
+  tcase_add_test(core, test_priority_splits_with_copies);
+  tcase_add_test(core, test_pin_and_forbid);
+  tcase_add_test(core, test_prefer_moves_cost_choice);
+  tcase_add_test(core, test_cost_not_worse_than_priority);
+  tcase_add_test(core, test_explain_formats);
+  suite_add_tcase(s, core);
+  TCase *errors = tcase_create("errors");
+  tcase_add_checked_fixture(errors, setup, teardown);
+  tcase_add_test(errors, test_non_strict_skips_unbuilt);
+  tcase_add_test(errors, test_constraint_errors);
+  suite_add_tcase(s, errors);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(session_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
