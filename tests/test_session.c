@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hetrt/hetrt.h"
 
@@ -187,6 +188,78 @@ START_TEST(test_explain_formats) {
 }
 END_TEST
 
+/* Profile-guided mode: measured times replace estimates. */
+START_TEST(test_node_times_guide_cost) {
+  char path[] = "/tmp/hetrt_node_times_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "# measured elsewhere\nstem_conv\tcpu\t1.0\t3\nghost\tcpu\t1\t1\n");
+  fclose(f);
+  het_session_options *o = emu_cpu_options("cost");
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_str_eq(provider_of(s, "stem_conv"), "cpu");
+  het_session_destroy(s);
+  ck_assert_int_eq(het_session_options_set(o, "node_times", path), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_str_eq(provider_of(s, "stem_conv"), "emu");
+  het_session_destroy(s);
+  f = fopen(path, "w");
+  fprintf(f, "stem_conv\tcpu\tfast\n");
+  fclose(f);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "line 1"));
+  remove(path);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+START_TEST(test_measure_and_save) {
+  het_session_options *o = emu_cpu_options("priority");
+  ck_assert_int_eq(het_session_options_set(o, "measure", "true"), HET_OK);
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x, *y;
+  ck_assert_int_eq(het_tensor_create(d.dtype, d.dims, d.rank, &x), HET_OK);
+  for (int r = 0; r < 3; r++) {
+    ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+    het_tensor_destroy(y);
+  }
+  char path[] = "/tmp/hetrt_saved_times_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(het_session_save_node_times(s, path), HET_OK);
+  FILE *f = fopen(path, "r");
+  char line[512];
+  int lines = 0, conv_on_emu = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#')
+      continue;
+    lines++;
+    conv_on_emu += strncmp(line, "stem_conv\temu\t", 14) == 0 &&
+                   strstr(line, "\t3\n") != NULL;
+  }
+  fclose(f);
+  remove(path);
+  ck_assert_int_eq(lines, 24); /* every model node, not the copies */
+  ck_assert_int_eq(conv_on_emu, 1);
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+  /* Without measure=true there is nothing to save. */
+  ck_assert_int_eq(het_session_options_set(o, "measure", "false"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_int_eq(het_session_save_node_times(s, "/tmp/unused"),
+                   HET_ERR_INVALID_ARGUMENT);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
 static Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *core = tcase_create("core");
@@ -197,6 +270,8 @@ static Suite *session_suite(void) {
   tcase_add_test(core, test_prefer_moves_cost_choice);
   tcase_add_test(core, test_cost_not_worse_than_priority);
   tcase_add_test(core, test_explain_formats);
+  tcase_add_test(core, test_node_times_guide_cost);
+  tcase_add_test(core, test_measure_and_save);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_checked_fixture(errors, setup, teardown);

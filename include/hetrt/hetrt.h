@@ -171,6 +171,12 @@ HET_API het_status het_session_options_set_threads(
  *                (Identity/Dropout removal, dead nodes, constant folding)
  *                or "extended" (default: basic + BatchNormalization folded
  *                into Conv)
+ *   "measure"    "true": time every node of every run, for
+ *                het_session_save_node_times (default "false")
+ *   "node_times" path of a file written by het_session_save_node_times:
+ *                the cost algorithm uses those measured times instead of
+ *                estimates for the nodes and providers it lists
+ *                (profile-guided mode)
  *   "strict"     "true" (default): an unknown, unbuilt or absent provider
  *                fails session creation; "false": it is skipped with a
  *                warning that het_session_explain reports
@@ -259,6 +265,12 @@ HET_API het_status het_session_get_placement(const het_session *session,
  * NUL-terminated string the caller owns (het_string_destroy). */
 HET_API het_status het_session_explain(const het_session *session,
                                        const char *format, char **out);
+/* Writes the mean measured seconds of every node (name, provider, seconds,
+ * runs; tab-separated, one per line) of a session created with
+ * measure=true, for a later session's node_times option.  Thread-safe. */
+HET_API het_status het_session_save_node_times(het_session *session,
+                                               const char *path);
+
 /* Frees a string returned by hetrt.  Accepts NULL. */
 HET_API void het_string_destroy(char *s);
 

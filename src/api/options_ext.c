@@ -49,6 +49,7 @@ void het_options_ext_clear(het_session_options *o) {
   for (int i = 0; i < o->n_profiles; i++)
     free(o->profiles[i]);
   o->n_profiles = 0;
+  free(o->node_times);
   het_kv_clear(o->kv, o->n_kv);
   het_kv_clear(o->budgets, o->n_budgets);
   for (int i = 0; i < o->n_rules; i++) {
@@ -112,6 +113,21 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
                      "option 'optimization': '%s' is not none, basic or "
                      "extended",
                      value);
+  }
+  if (strcmp(key, "measure") == 0) {
+    if (strcmp(value, "true") && strcmp(value, "false"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'measure': '%s' is not true or false", value);
+    o->measure = strcmp(value, "true") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "node_times") == 0) {
+    char *copy = NULL;
+    if (*value && !(copy = strdup(value)))
+      return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+    free(o->node_times);
+    o->node_times = copy; /* "" clears it */
+    return HET_OK;
   }
   if (strcmp(key, "strict") == 0) {
     if (strcmp(value, "true") && strcmp(value, "false"))

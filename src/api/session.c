@@ -23,6 +23,7 @@ void het_session_destroy(het_session *s) {
   }
   for (int v = 0; s->placed && v < s->graph->n_values; v++)
     het_tensor_destroy(s->placed[v]);
+  het_measure_destroy(s);
   for (int i = 0; i < s->n_providers; i++)
     if (s->providers[i].vt->destroy)
       s->providers[i].vt->destroy(s->providers[i].state);

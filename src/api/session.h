@@ -9,6 +9,7 @@
 #include "partitioner/cost.h"
 #include "partitioner/partition.h"
 
+
 struct het_env {
   int reserved;
 };
@@ -45,6 +46,8 @@ struct het_session_options {
   bool use_priority;      /* algorithm=priority */
   int opt_level;          /* optimization: 0 none, 1 basic, 2 extended */
   bool non_strict;        /* strict=false */
+  bool measure;           /* measure=true: time every node of every run */
+  char *node_times;       /* node_times=PATH: measured times to plan with */
   int n_kv;
   het_kv *kv;             /* provider options, key "<provider>.<key>" */
   int n_rules;
@@ -75,7 +78,20 @@ struct het_session {
   double est_priority, est_cost;
   int n_warnings;
   const char *warnings[HET_MAX_PROVIDERS];
+  /* Per-node measurements (session_measure.c), when measure=true. */
+  struct het_measure *measure;
 };
+
+/* session_measure.c: per-node timing of runs and the node-times file. */
+het_status het_measure_create(het_session *s);
+void het_measure_destroy(het_session *s);
+het_status het_measure_begin(het_session *s, het_run_ctx *ctx);
+void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st);
+/* Reads a node-times file into per-node seconds and provider indices
+ * (entries for unknown nodes or providers are ignored; malformed lines
+ * are errors naming the line).  Arrays from s->arena, NaN = not measured. */
+het_status het_measure_load(het_session *s, const char *path,
+                            double **seconds, int **device);
 
 /* session_build.c: everything between a loaded graph and a runnable
  * session (providers, constraints, assignment, boundaries, compile). */

@@ -143,8 +143,12 @@ static het_status het_assign(het_session *s, const het_session_options *o,
   if (!s->prio_assign || !s->cost_assign)
     return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
   memcpy(s->prio_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
+  double *measured = NULL;
+  int *measured_dev = NULL;
+  if (o && o->node_times)
+    HET_TRY(het_measure_load(s, o->node_times, &measured, &measured_dev));
   HET_TRY(het_cost_table_build(g, s->providers, s->n_providers, claims, c,
-                               NULL, NULL, &s->arena, &s->cost));
+                               measured, measured_dev, &s->arena, &s->cost));
   HET_TRY(het_assign_cost(&s->cost, s->prio_assign, s->cost_assign));
   s->est_priority = het_cost_evaluate(&s->cost, s->prio_assign);
   s->est_cost = het_cost_evaluate(&s->cost, s->cost_assign);
@@ -241,5 +245,7 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
                               &s->arena, &s->partition));
   HET_TRY(het_compile_steps(s));
   HET_TRY(het_place_initializers(s));
+  if (o && o->measure)
+    HET_TRY(het_measure_create(s));
   return het_count_uses(s);
 }

@@ -124,6 +124,8 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
     return het_error(HET_ERR_OUT_OF_MEMORY, "run: out of memory");
   }
   het_status st = het_run_ctx_init(&ctx, s->graph, s->uses, NULL);
+  if (st == HET_OK)
+    st = het_measure_begin(s, &ctx);
   if (st != HET_OK)
     goto fail;
   st = het_find_outputs(s, out_names, n_out, ids);
@@ -138,6 +140,7 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
     st = het_run_take_outputs(&ctx, ids, n_out, result);
   if (st == HET_OK)
     memcpy(outputs, result, n_out * sizeof *outputs);
+  het_measure_end(s, &ctx, st);
   het_run_ctx_deinit(&ctx);
 fail:
   free(result);

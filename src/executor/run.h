@@ -6,6 +6,8 @@
 #ifndef HET_EXECUTOR_RUN_H
 #define HET_EXECUTOR_RUN_H
 
+#include <time.h>
+
 #include "core/infer.h"
 #include "core/ir.h"
 #include "hetrt/provider.h"
@@ -16,6 +18,7 @@ struct het_run_ctx {
   het_tensor **values;   /* n_values entries */
   int *remaining_uses;   /* consumers left per value; -1 = keep */
   bool *owned;           /* values[id] is owned by the run */
+  double *node_seconds;  /* per node id: seconds spent, when measuring */
 };
 
 /* Sets up an empty value table for g: uses (per value, -1 = keep) is
@@ -29,6 +32,13 @@ void het_run_ctx_deinit(het_run_ctx *ctx);
  * caller owns), cloning borrowed ones.  All or nothing. */
 het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
                                 het_tensor **outputs);
+
+/* Monotonic seconds, for providers that time nodes into node_seconds. */
+static inline double het_run_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Input i of node, or NULL when omitted. */
 het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i);

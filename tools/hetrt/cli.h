@@ -22,6 +22,8 @@ typedef struct cli_common {
   bool explain;            /* --explain: print the placement report */
   bool non_strict;         /* --non-strict: skip unavailable providers */
   const char *algorithm;   /* --algorithm cost|priority, or NULL */
+  const char *node_times;  /* --node-times FILE: plan with measured times */
+  const char *save_times;  /* --save-node-times FILE (bench) */
   size_t n_devices;        /* --devices PROFILE (repeatable) */
   const char *devices[CLI_MAX_ARGS];
   size_t n_opts;           /* --option KEY=VALUE (e.g. emu.mode=timed) */

@@ -127,6 +127,13 @@ int cli_cmd_bench(int argc, char **argv) {
   if (!times || !bench_loop(s, &in, n_out, a.warmup, NULL) ||
       !bench_loop(s, &in, n_out, a.runs, times))
     goto done;
+  if (a.common.save_times) {
+    if (het_session_save_node_times(s, a.common.save_times) != HET_OK) {
+      fprintf(stderr, "hetrt bench: %s\n", het_last_error());
+      goto done;
+    }
+    printf("node times written to %s\n", a.common.save_times);
+  }
   printf("threads=%d providers=%s warmup=%ld\n", a.common.threads ? a.common.threads : 1,
          a.common.providers ? a.common.providers : "(default)", a.warmup);
   bench_report(times, a.runs);

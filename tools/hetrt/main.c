@@ -29,6 +29,8 @@ static void cli_usage(FILE *f) {
           "  --non-strict       skip providers that are not built or have no device\n"
           "  --option K=V       provider option, e.g. emu.mode=timed\n"
           "  --explain          (run, bench) print the placement report\n"
+          "  --node-times FILE  plan with node times measured by --save-node-times\n"
+          "  --save-node-times FILE  (bench) measure every node, write mean times\n"
           "  -v, --verbose      more detail (every node's placement)\n"
           "  -h, --help         this text;   --version   library version\n");
 }

@@ -108,6 +108,14 @@ int cli_parse_common(int argc, char **argv, int *i, cli_common *c) {
     c->algorithm = v;
     return 1;
   }
+  if (!missing && (v = cli_opt_value(argc, argv, i, "--node-times", &missing))) {
+    c->node_times = v;
+    return 1;
+  }
+  if (!missing && (v = cli_opt_value(argc, argv, i, "--save-node-times", &missing))) {
+    c->save_times = v;
+    return 1;
+  }
   if (!missing && (v = cli_opt_value(argc, argv, i, "--devices", &missing))) {
     if (c->n_devices >= CLI_MAX_ARGS) {
       fprintf(stderr, "hetrt: too many --devices options (max %d)\n", CLI_MAX_ARGS);
@@ -150,10 +158,11 @@ static bool cli_set_extended(het_session_options *o, const cli_common *c) {
     }
     used += (size_t)w;
   }
-  const char *keys[3] = {"devices", "algorithm", "strict"};
-  const char *vals[3] = {c->n_devices ? list : NULL, c->algorithm,
-                         c->non_strict ? "false" : NULL};
-  for (int k = 0; k < 3; k++)
+  const char *keys[5] = {"devices", "algorithm", "strict", "node_times", "measure"};
+  const char *vals[5] = {c->n_devices ? list : NULL, c->algorithm,
+                         c->non_strict ? "false" : NULL, c->node_times,
+                         c->save_times ? "true" : NULL};
+  for (int k = 0; k < 5; k++)
     if (vals[k] && het_session_options_set(o, keys[k], vals[k]) != HET_OK) {
       fprintf(stderr, "hetrt: --%s: %s\n", keys[k], het_last_error());
       return false;

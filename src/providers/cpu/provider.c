@@ -10,10 +10,13 @@
 #include "providers/cpu/cpu.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/profile.h"
+#include "providers/cpu/threadpool.h"
 
 typedef struct het_cpu_state {
   int threads;
   het_device_info info; /* from the profile, or measured */
+  het_threadpool *pool; /* threads-1 workers; NULL for control-flow bodies
+                         * (het_cpu_graph_run): their loops run inline */
 } het_cpu_state;
 
 typedef struct het_cpu_compiled {
@@ -39,10 +42,15 @@ static het_status het_cpu_create(const het_provider_config *config,
   het_status st = config && config->profile_path
                       ? het_cpu_device_info_load(config->profile_path, &s->info)
                       : het_cpu_device_info(&s->info);
+  if (st == HET_OK)
+    st = het_threadpool_create(s->threads, &s->pool);
   if (st != HET_OK) {
     free(s);
     return st;
   }
+  /* OpenBLAS's count is process-wide: the last CPU provider created sets
+   * it for every session.  oneDNN's (OpenMP, per thread) is set per run. */
+  het_threadpool_set_blas_threads(s->threads);
   *state = s;
   return HET_OK;
 }
@@ -52,7 +60,12 @@ static het_status het_cpu_get_device_info(void *state, het_device_info *out) {
   return HET_OK;
 }
 
-static void het_cpu_destroy(void *state) { free(state); }
+static void het_cpu_destroy(void *state) {
+  het_cpu_state *s = state;
+  if (s)
+    het_threadpool_destroy(s->pool);
+  free(s);
+}
 
 static het_status het_cpu_get_capability(void *state, const het_graph *graph,
                                          het_claim *claims) {
@@ -170,6 +183,7 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
       .state = c->states[i],
       .threads = s->threads,
       .run = ctx,
+      .pool = s->pool,
   };
   st = c->kernels[i]->run(&kc);
   if (st != HET_OK)
@@ -191,8 +205,13 @@ fail:
 
 static het_status het_cpu_run(void *state, void *compiled, het_run_ctx *ctx) {
   het_cpu_compiled *c = compiled;
-  for (int i = 0; i < c->n_nodes; i++)
+  het_threadpool_set_omp_threads(((het_cpu_state *)state)->threads);
+  for (int i = 0; i < c->n_nodes; i++) {
+    double t0 = ctx->node_seconds ? het_run_clock() : 0;
     HET_TRY(het_cpu_run_node(state, c, i, ctx));
+    if (ctx->node_seconds)
+      ctx->node_seconds[c->nodes[i]] += het_run_clock() - t0;
+  }
   return HET_OK;
 }
 
