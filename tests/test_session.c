@@ -1,9 +1,11 @@
 /* test_session.c — session-level partitioning through the public API:
  * placement constraints (pin, forbid, prefer, budgets), strict and
- * non-strict provider lists, the algorithm option, boundary copies between
- * cpu and emu, and the placement report (het_session_explain).
+ * non-strict provider lists, the algorithm option, boundary copies, casts
+ * and layout changes between cpu and emu, profile-guided plans, and the
+ * placement report (het_session_explain).
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +262,82 @@ START_TEST(test_measure_and_save) {
 }
 END_TEST
 
+/* Runs MODEL once on the given options with a fixed input; caller owns. */
+static het_tensor *run_model(het_session_options *o, const char **json) {
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x, *y;
+  ck_assert_int_eq(het_tensor_create(d.dtype, d.dims, d.rank, &x), HET_OK);
+  float *px = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    px[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+  ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+  if (json) {
+    char *text;
+    ck_assert_int_eq(het_session_explain(s, "json", &text), HET_OK);
+    *json = text;
+  }
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+  return y;
+}
+
+static double max_rel_diff(het_tensor *a, het_tensor *b) {
+  const float *pa = het_tensor_get_data(a), *pb = het_tensor_get_data(b);
+  double worst = 0, scale = 1e-6;
+  ck_assert_int_eq(het_tensor_get_count(a), het_tensor_get_count(b));
+  for (int64_t i = 0; i < het_tensor_get_count(a); i++)
+    scale = fmax(scale, fabs(pa[i]));
+  for (int64_t i = 0; i < het_tensor_get_count(a); i++)
+    worst = fmax(worst, fabs(pa[i] - pb[i]) / scale);
+  return worst;
+}
+
+/* A device that keeps float32 as float16 and rank-4 tensors in NHWC gets
+ * Cast and Layout boundary nodes; results match the CPU to float16
+ * precision.  NHWC alone is exact. */
+START_TEST(test_cast_and_layout_boundaries) {
+  het_session_options *o;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  het_tensor *ref = run_model(o, NULL);
+  het_session_options_destroy(o);
+
+  o = emu_cpu_options("priority");
+  ck_assert_int_eq(het_session_options_set(o, "devices",
+                   HETRT_SOURCE_DIR "/configs/devices/npu-fp16-nhwc.yaml"), HET_OK);
+  const char *json;
+  het_tensor *got = run_model(o, &json);
+  ck_assert_ptr_nonnull(strstr(json, "\"boundary\":\"cast\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"boundary\":\"layout\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"boundary\":\"copy\""));
+  het_string_destroy((char *)json);
+  double fp16_err = max_rel_diff(ref, got);
+  ck_assert_msg(fp16_err < 2e-2 && fp16_err > 0, "fp16 error %g", fp16_err);
+  het_tensor_destroy(got);
+  het_session_options_destroy(o);
+
+  char path[] = "/tmp/hetrt_nhwc_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "name: nhwc\nprovider: emu\npreferred_layout: NHWC\n");
+  fclose(f);
+  o = emu_cpu_options("priority");
+  ck_assert_int_eq(het_session_options_set(o, "devices", path), HET_OK);
+  got = run_model(o, &json);
+  ck_assert_ptr_null(strstr(json, "\"boundary\":\"cast\""));
+  ck_assert_ptr_nonnull(strstr(json, "\"boundary\":\"layout\""));
+  het_string_destroy((char *)json);
+  ck_assert_double_lt(max_rel_diff(ref, got), 1e-5);
+  het_tensor_destroy(got);
+  het_session_options_destroy(o);
+  remove(path);
+  het_tensor_destroy(ref);
+}
+END_TEST
+
 static Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *core = tcase_create("core");
@@ -272,6 +350,7 @@ static Suite *session_suite(void) {
   tcase_add_test(core, test_explain_formats);
   tcase_add_test(core, test_node_times_guide_cost);
   tcase_add_test(core, test_measure_and_save);
+  tcase_add_test(core, test_cast_and_layout_boundaries);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_checked_fixture(errors, setup, teardown);

@@ -68,7 +68,9 @@ typedef struct het_device_info {
   double link_bandwidth;     /* bytes/s between device and host */
   double link_latency;       /* per transfer */
   double launch_overhead;    /* per subgraph launch */
-  het_layout preferred_layout;
+  het_layout preferred_layout; /* layout of rank-4 tensors at rest */
+  het_dtype float32_as;      /* float32 tensors are kept (and computed) in
+                                this type on the device; UNDEFINED = as is */
 } het_device_info;
 
 /* Per-run state the executor hands to run: the value table of this run.

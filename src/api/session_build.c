@@ -14,7 +14,6 @@
 #include "core/status.h"
 #include "executor/run.h"
 #include "transfer/boundary.h"
-#include "transfer/copy.h"
 
 het_status het_session_add_providers(het_session *s,
                                      const het_session_options *o);
@@ -164,7 +163,20 @@ static het_status het_assign(het_session *s, const het_session_options *o,
   return HET_OK;
 }
 
-/* Runs the initializer copies once; run-time readers find them placed. */
+/* Only static boundary steps read value v (so it is not needed at run
+ * time once they have run). */
+static bool het_only_static_readers(const het_session *s, int v) {
+  const het_graph *g = s->graph;
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] == v &&
+          !het_step_is_static((het_step_kind)s->partition.kind[n]))
+        return false;
+  return !(g->values[v].flags & HET_VALUE_GRAPH_OUTPUT);
+}
+
+/* Runs the static boundary steps (initializer casts, layouts, copies)
+ * once, in order; run-time readers find their results placed. */
 static het_status het_place_initializers(het_session *s) {
   het_graph *g = s->graph;
   het_partition *p = &s->partition;
@@ -172,25 +184,33 @@ static het_status het_place_initializers(het_session *s) {
                                sizeof *s->placed);
   if (!s->placed)
     return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
-  for (int n = 0; n < g->n_nodes; n++) {
-    if (p->kind[n] != HET_STEP_COPY_STATIC)
+  for (int k = 0; k < g->n_nodes; k++) {
+    int n = g->order[k];
+    het_step_kind kind = (het_step_kind)p->kind[n];
+    if (!het_step_is_static(kind))
       continue;
     const het_node *node = &g->nodes[n];
-    const het_tensor *src = g->values[node->inputs[0]].initializer;
+    int in = node->inputs[0];
+    const het_tensor *src = s->placed[in] ? s->placed[in]
+                                          : g->values[in].initializer;
     het_tensor *dst = calloc(1, sizeof *dst);
     if (!dst)
       return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
     const het_device *to = p->provider[n] >= 0 ? &s->providers[p->provider[n]]
                                                : NULL;
-    het_status st = het_transfer_copy(src, to, dst);
+    het_status st = het_boundary_run(het_step_base(kind), node, src, to, dst);
     if (st != HET_OK) {
       het_tensor_destroy(dst);
-      return het_error_wrap(st, "placing initializer '%s' on %s",
-                            g->values[node->inputs[0]].name,
-                            to ? to->vt->name : "host");
+      return het_error_wrap(st, "preparing initializer '%s'",
+                            g->values[in].name);
     }
     s->placed[node->outputs[0]] = dst;
   }
+  for (int v = 0; v < g->n_values; v++)
+    if (s->placed[v] && het_only_static_readers(s, v)) {
+      het_tensor_destroy(s->placed[v]);
+      s->placed[v] = NULL;
+    }
   return HET_OK;
 }
 
@@ -241,7 +261,7 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   HET_TRY(het_resolve_constraints(s, o, &c));
   HET_TRY(het_collect_claims(s, &c, claims));
   HET_TRY(het_assign(s, o, &c, claims));
-  HET_TRY(het_boundary_insert(s->graph, s->providers, s->host_memory,
+  HET_TRY(het_boundary_insert(s->graph, s->providers, s->info, s->host_memory,
                               &s->arena, &s->partition));
   HET_TRY(het_compile_steps(s));
   HET_TRY(het_place_initializers(s));

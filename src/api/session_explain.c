@@ -1,14 +1,18 @@
 /* session_explain.c — fills the placement report (partitioner/explain.h)
  * from a built session and renders it (het_session_explain).
- * Planned peak memory walks the execution order with load-time shapes
- * (unknown dims count as 1): outputs become live when produced and die
- * after their last reader; initializers and placed copies live throughout.
+ * Planned peak memory per device comes from the memory planner
+ * (session_memory.c: arena plus what lives outside it) when the input
+ * shapes are static; with symbolic shapes it is estimated by walking the
+ * execution order with load-time shapes (unknown dims count as 1): outputs
+ * become live when produced and die after their last reader; initializers
+ * and placed copies live throughout.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/session.h"
+#include "api/session_memory.h"
 #include "core/status.h"
 #include "partitioner/explain.h"
 #include "transfer/boundary.h"
@@ -33,8 +37,20 @@ static int het_value_space(const het_session *s, int v) {
   return p >= 0 && !s->host_memory[p] ? p : -1;
 }
 
+/* The planner's peaks for static input shapes; false when not static. */
+static bool het_explain_planned(const het_session *s, double *peak) {
+  het_memory_summary *m = calloc((size_t)s->n_providers + 1, sizeof *m);
+  bool ok = m && het_session_memory_summary(s, false, false, m) == HET_OK;
+  for (int d = 0; ok && d <= s->n_providers; d++)
+    peak[d] = (double)(m[d].peak + m[d].resident);
+  free(m);
+  return ok;
+}
+
 static void het_explain_memory(const het_session *s, double *peak) {
   const het_graph *g = s->graph;
+  if (het_explain_planned(s, peak))
+    return;
   int n_sp = s->n_providers + 1;
   double *live = calloc((size_t)n_sp, sizeof *live);
   int *left = calloc((size_t)g->n_values + 1, sizeof *left);
@@ -91,6 +107,14 @@ static double het_copy_seconds(const het_session *s, int node, double bytes) {
   return t;
 }
 
+/* Host memory bandwidth: the first host-memory provider's, or 10 GB/s. */
+static double het_host_bandwidth(const het_session *s) {
+  for (int p = 0; p < s->n_providers; p++)
+    if (s->host_memory[p] && s->info[p].memory_bandwidth > 0)
+      return s->info[p].memory_bandwidth;
+  return 1e10;
+}
+
 static void het_explain_node_fill(const het_session *s, int node,
                                   het_explain_node *en) {
   const het_graph *g = s->graph;
@@ -100,12 +124,19 @@ static void het_explain_node_fill(const het_session *s, int node,
   en->op_type = n->op_type;
   en->provider = het_space_label(s, p);
   en->reason = s->partition.reason[node];
-  if (s->partition.kind[node] != HET_STEP_COMPUTE) {
-    en->boundary = "copy";
+  het_step_kind kind = (het_step_kind)s->partition.kind[node];
+  if (kind != HET_STEP_COMPUTE) {
+    het_step_kind base = het_step_base(kind);
+    en->boundary = base == HET_STEP_COPY   ? "copy"
+                   : base == HET_STEP_CAST ? "cast"
+                                           : "layout";
     en->bytes = het_value_bytes(&g->values[n->inputs[0]]);
-    en->est_seconds = s->partition.kind[node] == HET_STEP_COPY
-                          ? het_copy_seconds(s, node, en->bytes)
-                          : 0;
+    if (het_step_is_static(kind))
+      en->est_seconds = 0;
+    else if (base == HET_STEP_COPY)
+      en->est_seconds = het_copy_seconds(s, node, en->bytes);
+    else /* read and write once in host memory */
+      en->est_seconds = 2 * en->bytes / het_host_bandwidth(s);
   } else if (node < s->n_model_nodes && p >= 0 && s->cost.node_time) {
     double t = s->cost.node_time[node * s->cost.n_devices + p];
     en->est_seconds = isfinite(t) ? t : 0;

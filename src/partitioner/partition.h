@@ -25,10 +25,23 @@ const char *het_registry_built_names(void);
 
 /* What a node of the partitioned graph is. */
 typedef enum het_step_kind {
-  HET_STEP_COMPUTE = 0,     /* a model node run by its provider */
-  HET_STEP_COPY = 1,        /* a boundary copy, run every run */
-  HET_STEP_COPY_STATIC = 2, /* an initializer copy, run once at creation */
+  HET_STEP_COMPUTE = 0,       /* a model node run by its provider */
+  HET_STEP_COPY = 1,          /* a boundary copy, run every run */
+  HET_STEP_COPY_STATIC = 2,   /* ... of an initializer: once, at creation */
+  HET_STEP_CAST = 3,          /* a boundary cast (host side) */
+  HET_STEP_CAST_STATIC = 4,
+  HET_STEP_LAYOUT = 5,        /* a boundary NCHW<->NHWC change (host side) */
+  HET_STEP_LAYOUT_STATIC = 6,
 } het_step_kind;
+
+/* Static steps prepare initializers once; the base kind drops that. */
+static inline bool het_step_is_static(het_step_kind k) {
+  return k == HET_STEP_COPY_STATIC || k == HET_STEP_CAST_STATIC ||
+         k == HET_STEP_LAYOUT_STATIC;
+}
+static inline het_step_kind het_step_base(het_step_kind k) {
+  return het_step_is_static(k) ? (het_step_kind)(k - 1) : k;
+}
 
 typedef struct het_subgraph {
   int provider; /* index into the provider list; -1 = host memory (copies) */

@@ -1,4 +1,6 @@
-/* boundary.c — inserts Copy nodes at memory-space boundaries.
+/* boundary.c — inserts Copy nodes at memory-space boundaries, with Cast
+ * and Layout nodes on the host side where a device keeps float32 tensors
+ * in another type or rank-4 tensors in NHWC.
  * Pass 1 finds which memory spaces (-1 = host) read each value; pass 2
  * emits copies of initializers and graph inputs first, then walks the old
  * order, emitting each node followed by copies of its outputs into every
@@ -13,11 +15,15 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "transfer/convert.h"
+#include "transfer/copy.h"
 
 typedef struct het_bctx {
   het_graph *g;
   const het_device *devices;
+  const het_device_info *info; /* per device: at-rest formats */
   het_arena *arena;
+  bool *is_static;   /* per value: an initializer or prepared from one */
   int *space;      /* per value: memory space it lives in (-1 host) */
   unsigned *readers; /* per original value: bit s+1 if space s reads it */
   int *pending;    /* (node << 8 | output) produced by the current run */
@@ -25,6 +31,7 @@ typedef struct het_bctx {
   int run_space;   /* memory space of the current run of nodes */
   int *copy_of;    /* per (value * n_spaces + space+1): copy value id or -1 */
   int n_spaces;    /* number of devices + 1 (host) */
+  size_t cap_nodes, cap_values; /* sizes of the per-node/value arrays */
   int n_orig_values;
   int *order;      /* new order being built */
   int n_order;
@@ -37,64 +44,152 @@ static const char *het_space_name(const het_bctx *b, int space) {
   return space < 0 ? "host" : b->devices[space].vt->name;
 }
 
-/* Adds node "copy:<value>-><space>" reading src and writing a new value. */
-static het_status het_add_copy(het_bctx *b, int src, int to_space,
-                               int out_value, int *out_id) {
+/* Whether a value of the model crosses into space's at-rest formats. */
+static bool het_needs_cast(const het_bctx *b, int space, int logical) {
+  return space >= 0 && b->info[space].float32_as != HET_DTYPE_UNDEFINED &&
+         b->g->values[logical].dtype == HET_DTYPE_FLOAT32;
+}
+
+static bool het_needs_layout(const het_bctx *b, int space, int logical) {
+  return space >= 0 && b->info[space].preferred_layout == HET_LAYOUT_NHWC &&
+         b->g->values[logical].shape.rank == 4;
+}
+
+/* A boundary step: kind (base), reading src, writing out_value (or a new
+ * value), placed in memory space `space`; conv is the target dtype (cast)
+ * or 1 for NHWC / 0 for NCHW (layout). */
+typedef struct het_step_spec {
+  het_step_kind kind;
+  int src, space, out_value, conv;
+} het_step_spec;
+
+static const char *het_step_target(const het_bctx *b, const het_step_spec *sp,
+                                   char *buf, size_t cap) {
+  if (sp->kind == HET_STEP_CAST)
+    snprintf(buf, cap, "%s", het_dtype_str((het_dtype)sp->conv));
+  else if (sp->kind == HET_STEP_LAYOUT)
+    snprintf(buf, cap, "%s", sp->conv ? "NHWC" : "NCHW");
+  else
+    snprintf(buf, cap, "%s", het_space_name(b, sp->space));
+  return buf;
+}
+
+static het_status het_add_step(het_bctx *b, const het_step_spec *sp,
+                               int *out_value) {
+  static const char *const ops[] = {"", "copy", "", "cast", "", "layout"};
+  static const char *const op_types[] = {"", HET_COPY_OP, "", "Cast", "",
+                                         "Layout"};
   het_graph *g = b->g;
-  char name[512];
-  snprintf(name, sizeof name, "copy:%s->%s", g->values[src].name,
-           het_space_name(b, to_space));
+  char target[64], name[600], why[256];
+  if ((size_t)g->n_nodes + 1 > b->cap_nodes ||
+      (size_t)g->n_values + 1 > b->cap_values)
+    return het_error(HET_ERR_INTERNAL, "boundary: step tables full");
+  het_step_target(b, sp, target, sizeof target);
+  snprintf(name, sizeof name, "%s:%s->%s", ops[sp->kind], g->values[sp->src].name,
+           target);
   int *io = het_arena_calloc(&g->arena, 2, sizeof(int));
   if (!io)
     return het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
-  io[0] = src;
-  if (out_value < 0) {
-    char vname[512];
-    snprintf(vname, sizeof vname, "%s@%s", g->values[src].name,
-             het_space_name(b, to_space));
-    HET_TRY(het_graph_intern_value(g, vname, &out_value));
-    g->values[out_value].dtype = g->values[src].dtype;
-    g->values[out_value].shape = g->values[src].shape;
+  io[0] = sp->src;
+  int out = sp->out_value;
+  if (out < 0) {
+    char vname[600];
+    snprintf(vname, sizeof vname, "%s@%s", g->values[sp->src].name, target);
+    HET_TRY(het_graph_intern_value(g, vname, &out));
+    g->values[out].dtype = sp->kind == HET_STEP_CAST ? (het_dtype)sp->conv
+                                                     : g->values[sp->src].dtype;
+    g->values[out].shape = g->values[sp->src].shape;
   }
-  io[1] = out_value;
-  het_node node = {
-      .name = het_arena_strdup(&g->arena, name),
-      .op_type = HET_COPY_OP,
-      .domain = HET_COPY_DOMAIN,
-      .opset = 1,
-      .n_inputs = 1,
-      .inputs = &io[0],
-      .n_outputs = 1,
-      .outputs = &io[1],
-  };
-  if (!node.name)
+  io[1] = out;
+  het_node node = {.name = het_arena_strdup(&g->arena, name),
+                   .op_type = op_types[sp->kind], .domain = HET_COPY_DOMAIN,
+                   .opset = 1, .n_inputs = 1, .inputs = &io[0],
+                   .n_outputs = 1, .outputs = &io[1]};
+  node.attrs = het_arena_calloc(&g->arena, 1, sizeof *node.attrs);
+  if (!node.name || !node.attrs)
     return het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
+  node.n_attrs = sp->kind == HET_STEP_COPY ? 0 : 1;
+  node.attrs[0] = (het_attr){.name = "to", .type = HET_ATTR_INT, .i = sp->conv};
   int id;
-  g->values[out_value].producer = -1;
+  g->values[out].producer = -1;
   HET_TRY(het_graph_add_node(g, &node, &id));
-  bool from_const = g->values[src].initializer &&
-                    !(g->values[src].flags & HET_VALUE_GRAPH_INPUT);
-  b->prov[id] = to_space;
-  b->kind[id] = from_const ? HET_STEP_COPY_STATIC : HET_STEP_COPY;
-  char why[256];
-  snprintf(why, sizeof why, "boundary: %s -> %s%s",
-           het_space_name(b, b->space[src]), het_space_name(b, to_space),
-           from_const ? " (initializer, placed once)" : "");
+  bool is_static = b->is_static[sp->src];
+  b->is_static[out] = is_static;
+  b->space[out] = sp->space;
+  b->prov[id] = sp->space;
+  b->kind[id] = (unsigned char)(sp->kind + (is_static ? 1 : 0));
+  snprintf(why, sizeof why, "boundary: %s %s -> %s%s", ops[sp->kind],
+           sp->kind == HET_STEP_COPY ? het_space_name(b, b->space[sp->src])
+                                     : "",
+           target, is_static ? " (initializer, prepared once)" : "");
   b->reason[id] = het_arena_strdup(b->arena, why);
   b->order[b->n_order++] = id;
-  *out_id = id;
+  *out_value = out;
+  return HET_OK;
+}
+
+/* The host version of v (logical value `logical`), leaving v's device
+ * through copy, layout and cast as its formats need; the last step writes
+ * final_out when >= 0. */
+static het_status het_exit_chain(het_bctx *b, int v, int logical,
+                                 int final_out, int *host) {
+  int from = b->space[v];
+  bool layout = het_needs_layout(b, from, logical);
+  bool cast = het_needs_cast(b, from, logical);
+  het_step_spec sp = {HET_STEP_COPY, v, -1,
+                      layout || cast ? -1 : final_out, 0};
+  int cur;
+  HET_TRY(het_add_step(b, &sp, &cur));
+  if (layout) {
+    het_step_spec l = {HET_STEP_LAYOUT, cur, -1, cast ? -1 : final_out, 0};
+    HET_TRY(het_add_step(b, &l, &cur));
+  }
+  if (cast) {
+    het_step_spec c = {HET_STEP_CAST, cur, -1, final_out, HET_DTYPE_FLOAT32};
+    HET_TRY(het_add_step(b, &c, &cur));
+  }
+  *host = cur;
+  return HET_OK;
+}
+
+/* v's copy in memory space `to` (for the original value `logical`). */
+static het_status het_transfer_chain(het_bctx *b, int logical, int to,
+                                     int *out) {
+  int *host_slot = &b->copy_of[logical * b->n_spaces];
+  int cur = b->space[logical] < 0 ? logical : *host_slot;
+  if (cur < 0) {
+    int dev_val = b->copy_of[logical * b->n_spaces + b->space[logical] + 1];
+    HET_TRY(het_exit_chain(b, dev_val >= 0 ? dev_val : logical, logical, -1,
+                           &cur));
+    *host_slot = cur;
+  }
+  if (to >= 0) {
+    if (het_needs_cast(b, to, logical)) {
+      het_step_spec c = {HET_STEP_CAST, cur, -1, -1,
+                         (int)b->info[to].float32_as};
+      HET_TRY(het_add_step(b, &c, &cur));
+    }
+    if (het_needs_layout(b, to, logical)) {
+      het_step_spec l = {HET_STEP_LAYOUT, cur, -1, -1, 1};
+      HET_TRY(het_add_step(b, &l, &cur));
+    }
+    het_step_spec sp = {HET_STEP_COPY, cur, to, -1, 0};
+    HET_TRY(het_add_step(b, &sp, &cur));
+  }
+  *out = cur;
   return HET_OK;
 }
 
 /* A node's graph output produced on a device: the node writes a new
- * device value instead, and a copy brings it back under the old name. */
+ * device value instead, and the exit chain brings it back under the old
+ * name. */
 static het_status het_output_home(het_bctx *b, int n, int o, int space) {
   het_graph *g = b->g;
   int v = g->nodes[n].outputs[o];
-  char vname[512];
+  char vname[600];
   snprintf(vname, sizeof vname, "%s@%s", g->values[v].name,
            het_space_name(b, space));
-  int nv, id;
+  int nv, host;
   HET_TRY(het_graph_intern_value(g, vname, &nv));
   g->values[nv].dtype = g->values[v].dtype;
   g->values[nv].shape = g->values[v].shape;
@@ -102,8 +197,8 @@ static het_status het_output_home(het_bctx *b, int n, int o, int space) {
   g->nodes[n].outputs[o] = nv;
   b->space[nv] = space;
   b->copy_of[v * b->n_spaces + space + 1] = nv;
-  HET_TRY(het_add_copy(b, nv, -1, v, &id));
-  b->space[v] = -1;
+  HET_TRY(het_exit_chain(b, nv, v, v, &host));
+  b->copy_of[v * b->n_spaces] = v;
   return HET_OK;
 }
 
@@ -119,12 +214,8 @@ static het_status het_copy_eagerly(het_bctx *b, int v) {
     if (!((b->readers[v] >> (sp + 1)) & 1u) || sp == b->space[v])
       continue;
     int *slot = &b->copy_of[v * b->n_spaces + sp + 1];
-    if (*slot >= 0)
-      continue;
-    int id;
-    HET_TRY(het_add_copy(b, v, sp, -1, &id));
-    *slot = b->g->nodes[id].outputs[0];
-    b->space[*slot] = sp;
+    if (*slot < 0)
+      HET_TRY(het_transfer_chain(b, v, sp, slot));
   }
   return HET_OK;
 }
@@ -205,6 +296,7 @@ static het_status het_copy_sources(het_bctx *b) {
 }
 
 het_status het_boundary_insert(het_graph *g, const het_device *devices,
+                               const het_device_info *info,
                                const bool *host_memory, het_arena *arena,
                                het_partition *p) {
   int n_devices = 0;
@@ -214,23 +306,29 @@ het_status het_boundary_insert(het_graph *g, const het_device *devices,
   size_t reads = (size_t)g->n_outputs;
   for (int n = 0; n < g->n_nodes; n++)
     reads += (size_t)g->nodes[n].n_inputs;
-  size_t max_nodes = (size_t)g->n_nodes + reads + 1;
-  size_t max_values = (size_t)g->n_values + 2 * reads + 1;
-  het_bctx b = {.g = g, .devices = devices, .arena = arena,
+  /* A transfer is at most 3 steps out of a device and 3 into one. */
+  size_t max_nodes = (size_t)g->n_nodes + 6 * reads + 1;
+  size_t max_values = (size_t)g->n_values + 7 * reads + 1;
+  het_bctx b = {.g = g, .devices = devices, .info = info, .arena = arena,
+                .cap_nodes = max_nodes, .cap_values = max_values,
                 .n_spaces = n_devices + 1, .n_orig_values = g->n_values};
   b.space = het_arena_calloc(arena, max_values, sizeof(int));
+  b.is_static = het_arena_calloc(arena, max_values, sizeof(bool));
   b.copy_of = het_arena_calloc(arena, (size_t)g->n_values * (size_t)b.n_spaces,
                                sizeof(int));
   b.order = malloc(max_nodes * sizeof(int));
   b.prov = het_arena_calloc(arena, max_nodes, sizeof(int));
   b.reason = het_arena_calloc(arena, max_nodes, sizeof(char *));
   b.kind = het_arena_calloc(arena, max_nodes, 1);
-  if (!b.space || !b.copy_of || !b.order || !b.prov || !b.reason || !b.kind) {
+  if (!b.space || !b.is_static || !b.copy_of || !b.order || !b.prov || !b.reason || !b.kind) {
     free(b.order);
     return het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
   }
   for (size_t i = 0; i < max_values; i++)
     b.space[i] = -1;
+  for (int v = 0; v < g->n_values; v++)
+    b.is_static[v] = g->values[v].initializer &&
+                     !(g->values[v].flags & HET_VALUE_GRAPH_INPUT);
   for (size_t i = 0; i < (size_t)g->n_values * (size_t)b.n_spaces; i++)
     b.copy_of[i] = -1;
   memcpy(b.prov, p->provider, (size_t)g->n_nodes * sizeof(int));
@@ -260,4 +358,26 @@ het_status het_boundary_insert(het_graph *g, const het_device *devices,
   p->reason = b.reason;
   p->kind = b.kind;
   return het_partition_group(g, arena, p);
+}
+
+het_status het_boundary_run(het_step_kind kind, const het_node *node,
+                            const het_tensor *src, const het_device *to,
+                            het_tensor *dst) {
+  int64_t conv = het_node_attr_int(node, "to", 0);
+  het_status st;
+  switch (kind) {
+  case HET_STEP_COPY:
+    st = het_transfer_copy(src, to, dst);
+    break;
+  case HET_STEP_CAST:
+    st = het_transfer_cast(src, (het_dtype)conv, dst);
+    break;
+  case HET_STEP_LAYOUT:
+    st = src->rank == 4 ? het_transfer_layout(src, conv != 0, dst)
+                        : het_error(HET_ERR_SHAPE, "rank %d, not 4", src->rank);
+    break;
+  default:
+    st = het_error(HET_ERR_INTERNAL, "not a boundary step");
+  }
+  return st == HET_OK ? st : het_error_wrap(st, "%s", node->name);
 }

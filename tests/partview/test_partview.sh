@@ -60,11 +60,15 @@ nodes = rep["nodes"]
 for n in nodes:
     for k in ("name", "op_type", "provider", "reason"):
         need(isinstance(n.get(k), str) and n[k], "node %r lacks %s" % (n, k))
-    need(0 <= n["subgraph"] < len(rep["subgraphs"]), "node %s: bad subgraph" % n["name"])
+    if n["boundary"] is None:
+        need(0 <= n["subgraph"] < len(rep["subgraphs"]), "node %s: bad subgraph" % n["name"])
+    else:
+        need(n["subgraph"] == -1, "boundary node %s in a subgraph" % n["name"])
 names = {n["name"] for n in nodes}
 missing = [n.name for n in onnx.load(model).graph.node if n.name and n.name not in names]
 need(not missing, "model nodes missing: %s" % missing[:5])
-need(sum(s["n_nodes"] for s in rep["subgraphs"]) == len(nodes), "subgraph sizes")
+need(sum(s["n_nodes"] for s in rep["subgraphs"]) ==
+     sum(1 for n in nodes if n["boundary"] is None), "subgraph sizes")
 for b in rep["boundary_nodes"]:
     need(b["kind"] in ("copy", "layout", "cast") and b["bytes"] > 0, "boundary %r" % b)
 need(rep["summary"].startswith("estimated latency: cost "), "summary %r" % rep["summary"])

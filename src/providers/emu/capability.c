@@ -31,12 +31,35 @@ static bool het_emu_is_dynamic(const het_node *node) {
   return false;
 }
 
-/* Checks the dtype of value v; names it in why when refused. */
+/* Ops whose output type is fixed by an attribute: they would break the
+ * "float32 is kept as float32_as" rule. */
+static const char *const het_emu_typed_ops[] = {
+    "Cast", "CastLike", "Constant", "ConstantOfShape", "EyeLike",
+    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+    "Bernoulli", "Multinomial", NULL};
+
+/* Checks the dtype of value v; names it in why when refused.  A device
+ * that converts at its boundary (float32_as, NHWC) must know every
+ * value's type and rank at load time, since the boundary is placed then. */
 static bool het_emu_value_ok(const het_emu_state *s, const het_graph *g,
                              int v, char *why, size_t why_cap) {
   if (v < 0)
     return true;
   het_dtype t = g->values[v].dtype;
+  bool converts_type = s->profile.float32_as != HET_DTYPE_UNDEFINED;
+  if (converts_type && t == HET_DTYPE_UNDEFINED) {
+    snprintf(why, why_cap,
+             "emu: type of '%s' unknown at load time (float32_as needs it)",
+             g->values[v].name);
+    return false;
+  }
+  if (s->profile.preferred_layout == HET_LAYOUT_NHWC &&
+      g->values[v].shape.rank < 0) {
+    snprintf(why, why_cap,
+             "emu: rank of '%s' unknown at load time (NHWC needs it)",
+             g->values[v].name);
+    return false;
+  }
   if (t == HET_DTYPE_UNDEFINED)
     return true;
   if (t == HET_DTYPE_STRING || !het_emu_profile_dtype_ok(&s->profile, t)) {
@@ -55,6 +78,14 @@ bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
              *dom ? "." : "", node->op_type, s->profile.name);
     return false;
   }
+  for (const char *const *op = het_emu_typed_ops;
+       s->profile.float32_as != HET_DTYPE_UNDEFINED && *op; op++)
+    if (strcmp(node->op_type, *op) == 0) {
+      snprintf(why, why_cap, "emu: %s fixes its output type, but '%s' keeps "
+               "float32 as %s", node->op_type, s->profile.name,
+               het_dtype_str(s->profile.float32_as));
+      return false;
+    }
   if (het_emu_is_dynamic(node)) {
     snprintf(why, why_cap,
              "emu: %s has a data-dependent output shape or a subgraph",

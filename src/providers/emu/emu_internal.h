@@ -30,7 +30,8 @@ typedef struct het_emu_profile {
   char **supported_ops; /* "Op" or "domain.Op"; NULL = all */
   int n_supported_ops;
   uint64_t unsupported_dtypes; /* bit d for het_dtype d */
-  het_layout preferred_layout;
+  het_layout preferred_layout; /* of rank-4 tensors in device memory */
+  het_dtype float32_as;        /* float32 kept as this; UNDEFINED = as is */
 } het_emu_profile;
 
 /* The built-in profile used when no profile path is given. */

@@ -13,6 +13,7 @@
 #include "partitioner/cost.h"
 #include "providers/cpu/kernel.h"
 #include "providers/emu/emu_internal.h"
+#include "transfer/convert.h"
 
 typedef struct het_emu_compiled {
   const het_graph *graph;
@@ -181,6 +182,52 @@ static het_status het_emu_outputs(het_emu_state *s, het_run_ctx *ctx,
   return HET_OK;
 }
 
+/* NHWC devices keep rank-4 tensors in NHWC; the CPU kernels compute in
+ * NCHW.  Inputs are reordered into scratch before a kernel and outputs
+ * written to scratch are reordered into device memory after it. */
+typedef struct het_emu_layout_scratch {
+  void **bufs;  /* per input, then per output: scratch or NULL */
+  void **dev;   /* per output: the device block behind the view */
+  int n_in, n_out;
+} het_emu_layout_scratch;
+
+static het_status het_emu_to_nchw(het_emu_node_io *io, const het_node *node,
+                                  het_emu_layout_scratch *ls) {
+  ls->n_in = node->n_inputs;
+  ls->n_out = node->n_outputs;
+  ls->bufs = calloc((size_t)(ls->n_in + 2 * ls->n_out) + 1, sizeof(void *));
+  if (!ls->bufs)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
+                     node->name);
+  ls->dev = ls->bufs + ls->n_in + ls->n_out;
+  for (int k = 0; k < ls->n_in + ls->n_out; k++) {
+    het_tensor *v = k < ls->n_in ? io->in[k] : io->out[k - ls->n_in];
+    if (!v || v->rank != 4 || v->nbytes == 0)
+      continue;
+    if (!(ls->bufs[k] = malloc(v->nbytes)))
+      return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
+                       node->name);
+    if (k < ls->n_in)
+      het_layout_permute(v->data, ls->bufs[k], v->dims,
+                         het_dtype_size(v->dtype), false);
+    else
+      ls->dev[k - ls->n_in] = v->data;
+    v->data = ls->bufs[k];
+  }
+  return HET_OK;
+}
+
+static void het_emu_from_nchw(het_emu_node_io *io, het_emu_layout_scratch *ls,
+                              bool write_back) {
+  for (int o = 0; write_back && o < ls->n_out; o++)
+    if (ls->dev[o])
+      het_layout_permute(ls->bufs[ls->n_in + o], ls->dev[o], io->out[o]->dims,
+                         het_dtype_size(io->out[o]->dtype), true);
+  for (int k = 0; ls->bufs && k < ls->n_in + ls->n_out; k++)
+    free(ls->bufs[k]);
+  free(ls->bufs);
+}
+
 static het_status het_emu_run_node(het_emu_state *s, het_emu_compiled *c,
                                    int i, het_run_ctx *ctx) {
   const het_node *node = &c->graph->nodes[c->nodes[i]];
@@ -190,6 +237,10 @@ static het_status het_emu_run_node(het_emu_state *s, het_emu_compiled *c,
     st = het_emu_input(s, ctx, node, k, &io);
   if (st == HET_OK)
     st = het_emu_outputs(s, ctx, node, &io);
+  bool nhwc = s->profile.preferred_layout == HET_LAYOUT_NHWC;
+  het_emu_layout_scratch ls = {0};
+  if (st == HET_OK && nhwc)
+    st = het_emu_to_nchw(&io, node, &ls);
   if (st == HET_OK) {
     het_emu_kernel_job kj = {
         .s = s,
@@ -205,6 +256,8 @@ static het_status het_emu_run_node(het_emu_state *s, het_emu_compiled *c,
     het_emu_stream_submit(s->compute, &job);
     st = het_emu_stream_wait(s->compute, &job);
   }
+  if (nhwc)
+    het_emu_from_nchw(&io, &ls, st == HET_OK);
   if (st == HET_OK)
     het_run_release_inputs(ctx, node);
   free(io.block);

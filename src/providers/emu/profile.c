@@ -17,7 +17,10 @@
  *   supported_ops: [Conv, Relu, ...]   "Op" or "domain.Op"; empty or missing
  *                                      = every op that has a CPU kernel
  *   unsupported_dtypes: [int16, float64]  dtype names as het_dtype_str
- *   preferred_layout: NCHW             NCHW or NHWC
+ *   preferred_layout: NCHW             NCHW or NHWC: how rank-4 tensors
+ *                                      are kept in device memory
+ *   float32_as: float16                float16 or bfloat16: float32 tensors
+ *                                      are kept and computed in that type
  */
 #include <errno.h>
 #include <math.h>
@@ -302,6 +305,13 @@ static het_status het_emu_text(const het_emu_loader *L, yaml_node_t *n,
   } else if (strcmp(key, "provider") == 0) {
     if (strcmp(s, "emu") != 0)
       return het_emu_fail(L, n, key, "this profile is for provider '%s', not emu", s);
+  } else if (strcmp(key, "float32_as") == 0) {
+    if (strcmp(s, "float16") == 0)
+      L->p->float32_as = HET_DTYPE_FLOAT16;
+    else if (strcmp(s, "bfloat16") == 0)
+      L->p->float32_as = HET_DTYPE_BFLOAT16;
+    else
+      return het_emu_fail(L, n, key, "expected float16 or bfloat16, got '%s'", s);
   } else if (strcmp(s, "NCHW") == 0) {
     L->p->preferred_layout = HET_LAYOUT_NCHW;
   } else if (strcmp(s, "NHWC") == 0) {
@@ -315,14 +325,14 @@ static het_status het_emu_text(const het_emu_loader *L, yaml_node_t *n,
 static const char *const het_emu_keys[] = {
     "name", "provider", "memory_capacity", "peak_flops", "memory_bandwidth",
     "link_bandwidth", "link_latency", "launch_overhead", "supported_ops",
-    "unsupported_dtypes", "preferred_layout", NULL};
+    "unsupported_dtypes", "preferred_layout", "float32_as", NULL};
 
 static het_status het_emu_key(const het_emu_loader *L, int k, yaml_node_t *v) {
   const char *key = het_emu_keys[k];
   het_emu_profile *p = L->p;
   double d;
   switch (k) {
-  case 0: case 1: case 10:
+  case 0: case 1: case 10: case 11:
     return het_emu_text(L, v, key);
   case 2:
     HET_TRY(het_emu_number(L, v, key, 0, false, &d));
@@ -448,4 +458,5 @@ void het_emu_profile_device_info(const het_emu_profile *p,
   out->link_latency = p->link_latency;
   out->launch_overhead = p->launch_overhead;
   out->preferred_layout = p->preferred_layout;
+  out->float32_as = p->float32_as;
 }
