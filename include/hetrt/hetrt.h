@@ -270,6 +270,18 @@ HET_API het_status het_session_explain(const het_session *session,
  * measure=true, for a later session's node_times option.  Thread-safe. */
 HET_API het_status het_session_save_node_times(het_session *session,
                                                const char *path);
+/* Planned peak memory of provider's memory space ("host", or a provider
+ * name; providers computing in host memory share "host") in *bytes: the
+ * memory planner's arena for intermediate tensors plus what lives outside
+ * it (weights, inputs, outputs, placed constants).  Planned for the
+ * model's input shapes when they are static, else for the signature of the
+ * session's most recent run (ERR_SHAPE before the first run).  Fails like
+ * a run with ERR_CAPACITY, naming the device and the bytes, when the plan
+ * exceeds a device's capacity; ERR_NOT_FOUND for an unknown provider.
+ * Thread-safe. */
+HET_API het_status het_session_get_planned_peak(const het_session *session,
+                                                const char *provider,
+                                                size_t *bytes);
 
 /* Frees a string returned by hetrt.  Accepts NULL. */
 HET_API void het_string_destroy(char *s);

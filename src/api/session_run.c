@@ -7,9 +7,10 @@
 #include <string.h>
 
 #include "api/session.h"
+#include "api/session_memory.h"
 #include "core/status.h"
 #include "executor/run.h"
-#include "transfer/copy.h"
+#include "transfer/boundary.h"
 
 static het_status het_check_input(const het_value *v, const het_tensor *t) {
   if (v->dtype != HET_DTYPE_UNDEFINED && t->dtype != v->dtype)
@@ -79,8 +80,33 @@ static het_status het_find_outputs(het_session *s, const char *const *names,
   return HET_OK;
 }
 
-/* A boundary copy step: the source value into the destination's memory. */
-static het_status het_run_copy(het_session *s, het_run_ctx *ctx, int node) {
+/* A copy from device memory into the host block the memory plan gives
+ * its result; false (nothing done) when the plan does not cover it. */
+static bool het_run_copy_planned(het_run_ctx *ctx, const het_node *n,
+                                 const het_tensor *src, const het_device *to,
+                                 het_tensor *dst, het_status *st) {
+  const het_device *from = src->device;
+  if ((to && to->vt->alloc) || !from || !from->vt->alloc ||
+      !from->vt->copy_to_host)
+    return false;
+  void *at = het_run_planned(ctx, n->outputs[0], src->nbytes);
+  if (!at)
+    return false;
+  *dst = *src;
+  dst->data = at;
+  dst->owned = false;
+  dst->device = NULL;
+  *st = src->nbytes ? from->vt->copy_to_host(from->state, at, src->data,
+                                             src->nbytes)
+                    : HET_OK;
+  if (*st != HET_OK)
+    het_error_wrap(*st, "%s", n->name);
+  return true;
+}
+
+/* A boundary step (copy, cast, layout) of base kind `kind`. */
+static het_status het_run_boundary(het_session *s, het_run_ctx *ctx, int node,
+                                   het_step_kind kind) {
   const het_node *n = &s->graph->nodes[node];
   int prov = s->partition.provider[node];
   const het_device *to = prov >= 0 ? &s->providers[prov] : NULL;
@@ -90,10 +116,12 @@ static het_status het_run_copy(het_session *s, het_run_ctx *ctx, int node) {
   het_tensor *dst = calloc(1, sizeof *dst);
   if (!dst)
     return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory", n->name);
-  het_status st = het_transfer_copy(src, to, dst);
+  het_status st = HET_OK;
+  if (kind != HET_STEP_COPY || !het_run_copy_planned(ctx, n, src, to, dst, &st))
+    st = het_boundary_run(kind, n, src, to, dst);
   if (st != HET_OK) {
     het_tensor_destroy(dst);
-    return het_error_wrap(st, "%s", n->name);
+    return st;
   }
   ctx->values[n->outputs[0]] = dst;
   ctx->owned[n->outputs[0]] = true;
@@ -103,10 +131,10 @@ static het_status het_run_copy(het_session *s, het_run_ctx *ctx, int node) {
 
 static het_status het_run_step(het_session *s, het_run_ctx *ctx, int i) {
   const het_subgraph *sg = &s->partition.subgraphs[i];
-  if (sg->kind == HET_STEP_COPY_STATIC)
-    return HET_OK; /* placed at session creation */
-  if (sg->kind == HET_STEP_COPY)
-    return het_run_copy(s, ctx, sg->nodes[0]);
+  if (het_step_is_static(sg->kind))
+    return HET_OK; /* prepared at session creation */
+  if (sg->kind != HET_STEP_COMPUTE)
+    return het_run_boundary(s, ctx, sg->nodes[0], sg->kind);
   het_device *p = &s->providers[sg->provider];
   return p->vt->run(p->state, s->compiled[i], ctx);
 }
@@ -116,6 +144,7 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
                                const char *const *out_names, size_t n_out,
                                het_tensor **outputs) {
   het_run_ctx ctx;
+  het_plan_entry *mem = NULL;
   het_tensor **result = calloc(n_out + 1, sizeof *result);
   int *ids = calloc(n_out + 1, sizeof *ids);
   if (!result || !ids) {
@@ -134,6 +163,8 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
   for (int v = 0; st == HET_OK && v < s->graph->n_values; v++)
     if (s->placed[v])
       ctx.values[v] = s->placed[v];
+  if (st == HET_OK)
+    st = het_session_memory_acquire(s, &ctx, &mem);
   for (int i = 0; st == HET_OK && i < s->partition.n_subgraphs; i++)
     st = het_run_step(s, &ctx, i);
   if (st == HET_OK)
@@ -142,6 +173,7 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
     memcpy(outputs, result, n_out * sizeof *outputs);
   het_measure_end(s, &ctx, st);
   het_run_ctx_deinit(&ctx);
+  het_session_memory_release(mem, &ctx);
 fail:
   free(result);
   free(ids);

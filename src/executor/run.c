@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/status.h"
+#include "executor/memplan.h"
 
 het_status het_run_ctx_init(het_run_ctx *ctx, const het_graph *g,
                             const int *uses, const het_run_ctx *outer) {
@@ -48,7 +49,7 @@ het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
     if (!t)
       st = het_error(HET_ERR_INTERNAL, "output '%s' was not computed",
                      ctx->graph->values[ids[i]].name);
-    else if (ctx->owned[ids[i]]) {
+    else if (ctx->owned[ids[i]] && (t->owned || !t->data)) {
       outputs[i] = t;
       ctx->owned[ids[i]] = false; /* values[] still reads it for repeats */
       continue;
@@ -68,6 +69,36 @@ het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
 het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i) {
   int v = het_node_input(node, i);
   return v >= 0 ? ctx->values[v] : NULL;
+}
+
+void *het_run_planned(const het_run_ctx *ctx, int v, size_t nbytes) {
+  const het_memplan *p = ctx->plan;
+  if (!p || !ctx->arena || v < 0 || v >= p->n_values ||
+      p->offset[v] == HET_MEMPLAN_NONE || p->space[v] != 0 ||
+      nbytes > p->bytes[v])
+    return NULL;
+  return ctx->arena + p->offset[v];
+}
+
+/* Points t (an empty shell) at v's block in the arena when the plan covers
+ * it; leaves t->data NULL otherwise. */
+static het_status het_run_place(het_run_ctx *ctx, int v, het_tensor *t,
+                                het_dtype dtype, const int64_t *dims) {
+  size_t nbytes;
+  if (!ctx->plan || dtype == HET_DTYPE_STRING)
+    return HET_OK;
+  HET_TRY(het_tensor_check_shape(dtype, dims, t->rank, "tensor", &nbytes));
+  void *at = het_run_planned(ctx, v, nbytes);
+  if (!at)
+    return HET_OK;
+  t->dtype = dtype;
+  for (int i = 0; i < t->rank; i++)
+    t->dims[i] = dims[i];
+  t->data = at;
+  t->nbytes = nbytes;
+  t->owned = false;
+  t->device = NULL;
+  return HET_OK;
 }
 
 het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
@@ -126,7 +157,10 @@ het_status het_run_prepare_outputs(het_run_ctx *ctx, const het_node *node,
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < t->rank; i++)
       dims[i] = out[o].shape.dims[i].value;
-    st = het_tensor_alloc_on(t, device, out[o].dtype, dims, t->rank);
+    if (!device || !device->vt->alloc)
+      st = het_run_place(ctx, v, t, out[o].dtype, dims);
+    if (st == HET_OK && !t->data)
+      st = het_tensor_alloc_on(t, device, out[o].dtype, dims, t->rank);
     if (st != HET_OK) {
       het_error_wrap(st, "node '%s' output '%s'", node->name,
                      ctx->graph->values[v].name);

@@ -19,6 +19,11 @@ struct het_run_ctx {
   int *remaining_uses;   /* consumers left per value; -1 = keep */
   bool *owned;           /* values[id] is owned by the run */
   double *node_seconds;  /* per node id: seconds spent, when measuring */
+  /* Memory plan of this run (executor/memplan.h) and its host arena block;
+   * NULL: every value is its own allocation (subgraph bodies, no plan).
+   * Tensors placed in the arena do not own their data. */
+  const struct het_memplan *plan;
+  unsigned char *arena;
 };
 
 /* Sets up an empty value table for g: uses (per value, -1 = keep) is
@@ -29,7 +34,8 @@ het_status het_run_ctx_init(het_run_ctx *ctx, const het_graph *g,
 void het_run_ctx_deinit(het_run_ctx *ctx);
 
 /* Moves run-owned tensors of values ids[0..n) to the caller (outputs[i],
- * caller owns), cloning borrowed ones.  All or nothing. */
+ * caller owns), cloning borrowed ones and those in the arena.  All or
+ * nothing. */
 het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
                                 het_tensor **outputs);
 
@@ -46,7 +52,8 @@ het_tensor *het_run_input(het_run_ctx *ctx, const het_node *node, int i);
 /* Runs inference on the node's concrete inputs and creates its output
  * tensors in ctx, allocated on device (NULL = host memory) when their
  * shape is concrete, otherwise left with data == NULL for the kernel to
- * size.  inputs[i] are host-readable views of the node's inputs (NULL when
+ * size.  Host outputs the run's memory plan covers (and that fit their
+ * planned size) are placed in the arena instead of allocated.  inputs[i] are host-readable views of the node's inputs (NULL when
  * omitted): a device provider passes views of its own memory, since
  * inference may read shape-carrying inputs.  outputs receives
  * node->n_outputs pointers (NULL for omitted outputs). */
@@ -61,6 +68,10 @@ het_tensor *het_run_lookup_outer(const het_run_ctx *ctx, const char *name);
 /* Sets uses[v] = -1 for every value of g that a subgraph of g (at any
  * depth) reads from an enclosing scope, so a run keeps it alive. */
 void het_run_mark_outer_uses(const het_graph *g, int *uses);
+
+/* The arena address planned for host value v holding nbytes, or NULL
+ * when the plan does not cover it (or it does not fit). */
+void *het_run_planned(const het_run_ctx *ctx, int v, size_t nbytes);
 
 /* Marks node's inputs as consumed; frees those with no uses left. */
 void het_run_release_inputs(het_run_ctx *ctx, const het_node *node);

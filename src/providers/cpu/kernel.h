@@ -26,6 +26,10 @@ typedef struct het_cpu_kernel_ctx {
   void *state;                /* from prepare, or NULL */
   int threads;
   struct het_run_ctx *run;    /* the run's value table (control flow) */
+  /* The provider's thread pool for het_threadpool_parallel_for (threadpool.h);
+   * NULL (e.g. kernels run by other providers or constant folding) runs
+   * loops inline.  Borrowed, valid during run(). */
+  struct het_threadpool *pool;
 } het_cpu_kernel_ctx;
 
 typedef struct het_cpu_kernel {

@@ -2,12 +2,21 @@
  * Pass 1 right-aligns every input against the output and gives each dim a
  * stride (0 where the input has size 1); pass 2 drops size-1 output dims;
  * pass 3 merges neighbouring dims that every operand walks contiguously.
+ * Walks split the rows (or, when there are few, pieces of rows) across the
+ * CPU thread pool; each element is computed by the same row function either
+ * way, so results do not depend on the thread count.
  */
 #include "providers/cpu/kernels/broadcast.h"
 
 #include <string.h>
 
 #include "core/status.h"
+#include "providers/cpu/threadpool.h"
+
+/* Elements below which a walk stays on one thread; row pieces are
+ * multiples of HET_BCAST_ALIGN elements. */
+#define HET_BCAST_GRAIN 16384
+#define HET_BCAST_ALIGN 64
 
 static het_status het_bcast_strides(het_bcast *b, const int64_t *out_dims,
                                     int out_rank, int k, int rank,
@@ -89,31 +98,41 @@ het_status het_bcast_init(het_bcast *b, const int64_t *out_dims, int out_rank,
   return HET_OK;
 }
 
-void het_bcast_for_each(const het_bcast *b, void *out, size_t out_elem_size,
-                        const het_bcast_operand *in, het_bcast_row_fn fn,
-                        const void *user) {
-  if (b->count <= 0)
-    return;
-  int r = b->rank, n_ops = b->n_ops;
+/* A walk: unit u is piece u % parts (piece elements) of row u / parts. */
+typedef struct het_bcast_walk {
+  const het_bcast *b;
   char *base[HET_BCAST_MAX_OPS];
   size_t es[HET_BCAST_MAX_OPS];
   int64_t steps[HET_BCAST_MAX_OPS];
-  base[0] = out;
-  es[0] = out_elem_size;
-  for (int k = 1; k < n_ops; k++) {
-    base[k] = (char *)in[k - 1].data;
-    es[k] = in[k - 1].elem_size;
-  }
-  for (int k = 0; k < n_ops; k++)
-    steps[k] = b->strides[k][r - 1] != 0;
-  int64_t inner = b->dims[r - 1];
+  int64_t inner, piece, parts;
+  het_bcast_row_fn fn;
+  const void *user;
+} het_bcast_walk;
+
+/* Runs units [u0, u1) of the walk at arg. */
+static void het_bcast_walk_units(void *arg, int64_t u0, int64_t u1) {
+  const het_bcast_walk *w = arg;
+  const het_bcast *b = w->b;
+  int r = b->rank, n_ops = b->n_ops;
   int64_t idx[HET_MAX_RANK] = {0};
   int64_t off[HET_BCAST_MAX_OPS] = {0};
   void *ptrs[HET_BCAST_MAX_OPS];
-  for (int64_t row = 0, rows = b->count / inner; row < rows; row++) {
+  int64_t part = u0 % w->parts, rem = u0 / w->parts;
+  for (int d = r - 2; d >= 0; d--) {
+    idx[d] = rem % b->dims[d];
+    rem /= b->dims[d];
     for (int k = 0; k < n_ops; k++)
-      ptrs[k] = base[k] + (size_t)off[k] * es[k];
-    fn(ptrs, steps, inner, user);
+      off[k] += idx[d] * b->strides[k][d];
+  }
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t start = part * w->piece;
+    int64_t len = w->inner - start < w->piece ? w->inner - start : w->piece;
+    for (int k = 0; k < n_ops; k++)
+      ptrs[k] = w->base[k] + (size_t)(off[k] + start * w->steps[k]) * w->es[k];
+    w->fn(ptrs, w->steps, len, w->user);
+    if (++part < w->parts)
+      continue;
+    part = 0;
     /* Odometer over the outer dims, keeping offsets incrementally. */
     for (int d = r - 2; d >= 0; d--) {
       if (++idx[d] < b->dims[d]) {
@@ -128,10 +147,59 @@ void het_bcast_for_each(const het_bcast *b, void *out, size_t out_elem_size,
   }
 }
 
-het_status het_bcast_run(void *out, size_t out_elem_size,
-                         const int64_t *out_dims, int out_rank, int n_in,
-                         const het_bcast_operand *in, het_bcast_row_fn fn,
-                         const void *user) {
+/* Splits rows into pieces when there are fewer rows than the pool has
+ * chunks to hand out and the rows are long enough to share. */
+static void het_bcast_walk_split(het_bcast_walk *w, int64_t rows,
+                                 int threads) {
+  w->piece = w->inner;
+  w->parts = 1;
+  int64_t target = (int64_t)threads * 4;
+  if (threads <= 1 || rows >= target || w->inner < 2 * HET_BCAST_GRAIN)
+    return;
+  int64_t parts = (target + rows - 1) / rows;
+  int64_t most = w->inner / HET_BCAST_GRAIN;
+  parts = parts < most ? parts : most;
+  int64_t piece = (w->inner + parts - 1) / parts;
+  piece = (piece + HET_BCAST_ALIGN - 1) / HET_BCAST_ALIGN * HET_BCAST_ALIGN;
+  w->piece = piece;
+  w->parts = (w->inner + piece - 1) / piece;
+}
+
+void het_bcast_for_each_pool(struct het_threadpool *pool, const het_bcast *b,
+                             void *out, size_t out_elem_size,
+                             const het_bcast_operand *in, het_bcast_row_fn fn,
+                             const void *user) {
+  if (b->count <= 0)
+    return;
+  int r = b->rank;
+  het_bcast_walk w = {.b = b, .fn = fn, .user = user,
+                      .inner = b->dims[r - 1]};
+  w.base[0] = out;
+  w.es[0] = out_elem_size;
+  for (int k = 1; k < b->n_ops; k++) {
+    w.base[k] = (char *)in[k - 1].data;
+    w.es[k] = in[k - 1].elem_size;
+  }
+  for (int k = 0; k < b->n_ops; k++)
+    w.steps[k] = b->strides[k][r - 1] != 0;
+  int64_t rows = b->count / w.inner;
+  het_bcast_walk_split(&w, rows, het_threadpool_threads(pool));
+  int64_t grain = (HET_BCAST_GRAIN + w.piece - 1) / w.piece;
+  het_threadpool_parallel_for(pool, rows * w.parts, grain,
+                              het_bcast_walk_units, &w);
+}
+
+void het_bcast_for_each(const het_bcast *b, void *out, size_t out_elem_size,
+                        const het_bcast_operand *in, het_bcast_row_fn fn,
+                        const void *user) {
+  het_bcast_for_each_pool(NULL, b, out, out_elem_size, in, fn, user);
+}
+
+het_status het_bcast_run_pool(struct het_threadpool *pool, void *out,
+                              size_t out_elem_size, const int64_t *out_dims,
+                              int out_rank, int n_in,
+                              const het_bcast_operand *in, het_bcast_row_fn fn,
+                              const void *user) {
   if (n_in < 1 || n_in > HET_BCAST_MAX_INPUTS)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "broadcast of %d inputs (1..%d supported)", n_in,
@@ -144,12 +212,20 @@ het_status het_bcast_run(void *out, size_t out_elem_size,
   }
   het_bcast b;
   HET_TRY(het_bcast_init(&b, out_dims, out_rank, n_in, ranks, dims));
-  het_bcast_for_each(&b, out, out_elem_size, in, fn, user);
+  het_bcast_for_each_pool(pool, &b, out, out_elem_size, in, fn, user);
   return HET_OK;
 }
 
-het_status het_bcast_run_tensors(het_tensor *out, int n_in,
-                                 const het_tensor *const *in,
+het_status het_bcast_run(void *out, size_t out_elem_size,
+                         const int64_t *out_dims, int out_rank, int n_in,
+                         const het_bcast_operand *in, het_bcast_row_fn fn,
+                         const void *user) {
+  return het_bcast_run_pool(NULL, out, out_elem_size, out_dims, out_rank, n_in,
+                            in, fn, user);
+}
+
+het_status het_bcast_run_tensors(struct het_threadpool *pool, het_tensor *out,
+                                 int n_in, const het_tensor *const *in,
                                  het_bcast_row_fn fn, const void *user) {
   if (n_in < 1 || n_in > HET_BCAST_MAX_INPUTS)
     return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -162,8 +238,8 @@ het_status het_bcast_run_tensors(het_tensor *out, int n_in,
     ops[k].rank = in[k]->rank;
     ops[k].dims = in[k]->dims;
   }
-  return het_bcast_run(out->data, het_dtype_size(out->dtype), out->dims,
-                       out->rank, n_in, ops, fn, user);
+  return het_bcast_run_pool(pool, out->data, het_dtype_size(out->dtype),
+                            out->dims, out->rank, n_in, ops, fn, user);
 }
 
 het_status het_bcast_shape(const int64_t *a, int ra, const int64_t *b, int rb,

@@ -51,11 +51,23 @@ het_status het_bcast_init(het_bcast *b, const int64_t *out_dims, int out_rank,
                           int n_in, const int *in_ranks,
                           const int64_t *const *in_dims);
 
+struct het_threadpool;
+
 /* Calls fn for every row of the plan.  out/in are the operands' base
  * pointers with their element sizes.  Does nothing when count is 0. */
 void het_bcast_for_each(const het_bcast *b, void *out, size_t out_elem_size,
                         const het_bcast_operand *in, het_bcast_row_fn fn,
                         const void *user);
+
+/* As het_bcast_for_each, with the rows (or pieces of rows: fn may see a
+ * row in several calls, each with n >= 1) split across pool (NULL: on the
+ * calling thread).  fn runs concurrently, so it must only write the output
+ * elements it is given, and must compute each element from that element's
+ * operands alone. */
+void het_bcast_for_each_pool(struct het_threadpool *pool, const het_bcast *b,
+                             void *out, size_t out_elem_size,
+                             const het_bcast_operand *in, het_bcast_row_fn fn,
+                             const void *user);
 
 /* Convenience: plans and runs fn over out and the inputs in[0..n_in).
  * Same errors as het_bcast_init. */
@@ -64,9 +76,16 @@ het_status het_bcast_run(void *out, size_t out_elem_size,
                          const het_bcast_operand *in, het_bcast_row_fn fn,
                          const void *user);
 
-/* As het_bcast_run over tensors (out already sized). */
-het_status het_bcast_run_tensors(het_tensor *out, int n_in,
-                                 const het_tensor *const *in,
+/* As het_bcast_run, walking on pool (het_bcast_for_each_pool). */
+het_status het_bcast_run_pool(struct het_threadpool *pool, void *out,
+                              size_t out_elem_size, const int64_t *out_dims,
+                              int out_rank, int n_in,
+                              const het_bcast_operand *in, het_bcast_row_fn fn,
+                              const void *user);
+
+/* As het_bcast_run_pool over tensors (out already sized). */
+het_status het_bcast_run_tensors(struct het_threadpool *pool, het_tensor *out,
+                                 int n_in, const het_tensor *const *in,
                                  het_bcast_row_fn fn, const void *user);
 
 /* Numpy broadcast of two concrete shapes; ERR_SHAPE on conflict. */

@@ -128,12 +128,10 @@ static het_status het_ew_map_body(het_cpu_kernel_ctx *ctx, const void *arg) {
                      "elements, input %lld", ctx->node->name,
                      ctx->node->op_type, (long long)het_tensor_count(out),
                      (long long)n);
-  if (n == 0)
-    return HET_OK;
-  void *ptrs[2] = {out->data, in->data};
-  static const int64_t steps[2] = {1, 1};
-  fn(ptrs, steps, n, a[1]);
-  return HET_OK;
+  /* A rank-1 broadcast of one input: walked in pieces on the pool. */
+  het_bcast_operand op = {in->data, het_dtype_size(in->dtype), 1, &n};
+  return het_bcast_run_pool(ctx->pool, out->data, het_dtype_size(out->dtype),
+                            &n, 1, 1, &op, fn, a[1]);
 }
 
 het_status het_ew_map(het_cpu_kernel_ctx *ctx, const het_ew_fn_table fns,
@@ -189,8 +187,9 @@ het_status het_ew_binary(const het_cpu_kernel_ctx *ctx, const het_tensor *a,
     ops[1].rank = a->rank;
     ops[1].dims = legacy_dims;
   }
-  het_status st = het_bcast_run(out->data, het_dtype_size(out->dtype),
-                                out->dims, out->rank, 2, ops, fn, user);
+  het_status st = het_bcast_run_pool(ctx->pool, out->data,
+                                     het_dtype_size(out->dtype), out->dims,
+                                     out->rank, 2, ops, fn, user);
   if (st != HET_OK)
     return het_error_wrap(st, "node '%s' (%s)", ctx->node->name,
                           ctx->node->op_type);

@@ -124,7 +124,7 @@ het_status het_cpu_ew_run_Where(het_cpu_kernel_ctx *ctx) {
   case 8: fn = het_ew_where64; break;
   default: return het_ew_unsupported(ctx, out->dtype);
   }
-  het_status st = het_bcast_run_tensors(out, 3, in, fn, NULL);
+  het_status st = het_bcast_run_tensors(ctx->pool, out, 3, in, fn, NULL);
   if (st != HET_OK)
     return het_error_wrap(st, "node '%s' (Where)", ctx->node->name);
   return HET_OK;

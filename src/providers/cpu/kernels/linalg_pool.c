@@ -1,7 +1,9 @@
 /* linalg_pool.c — MaxPool (dilations, ceil_mode, Indices with
  * storage_order), AveragePool (count_include_pad), LpPool, the Global*Pool
  * ops and MaxUnpool on the CPU.  Windows are computed in float64 over a
- * working copy for every dtype, which keeps int8/uint8 exact.
+ * working copy for every dtype, which keeps int8/uint8 exact.  Planes
+ * (and rows of output planes in the float32 2-D path) are split across the
+ * CPU thread pool.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +11,10 @@
 
 #include "core/dtype.h"
 #include "providers/cpu/kernels/linalg_kern.h"
+#include "providers/cpu/threadpool.h"
+
+/* Window taps (or input elements) below which pooling stays on one thread. */
+#define POOL_GRAIN 16384
 
 typedef enum { POOL_MAX, POOL_AVG, POOL_LP } pool_kind;
 
@@ -76,12 +82,25 @@ static int64_t to_col_major(const het_conv_geom *g, int64_t off) {
   return res;
 }
 
-static void pool_planes(const pool_args *a, const double *x, double *y,
-                        int64_t *ind, int64_t planes) {
+/* One pooling call: planes [p0, p1) (pool_planes) or output rows
+ * [u0, u1) of plane-major rows (pool2d_f32) of x into y (and ind). */
+typedef struct pool_job {
+  const pool_args *a;
+  const void *x;
+  void *y;
+  int64_t *ind;
+} pool_job;
+
+static void pool_planes(void *arg, int64_t p0, int64_t p1) {
+  const pool_job *j = arg;
+  const pool_args *a = j->a;
+  const double *x = j->x;
+  double *y = j->y;
+  int64_t *ind = j->ind;
   const het_conv_geom *g = &a->g;
   int64_t isz = het_conv_geom_count(g->in, g->nsp);
   int64_t osz = het_conv_geom_count(g->out, g->nsp);
-  for (int64_t p = 0; p < planes; p++)
+  for (int64_t p = p0; p < p1; p++)
     for (int64_t o = 0; o < osz; o++) {
       int64_t st[HET_GEOM_MAX_SP], rem = o, arg;
       for (int d = g->nsp - 1; d >= 0; d--) {
@@ -105,51 +124,55 @@ static int64_t taps_before(int64_t start, int64_t k, int64_t dil,
   return n;
 }
 
-/* float32 2-D max/average pooling: the hot path of CNNs. */
-static void pool2d_f32(const pool_args *a, const float *x, float *y,
-                       int64_t *ind, int64_t planes) {
+/* float32 2-D max/average pooling: the hot path of CNNs.  Unit u is
+ * output row u % oh of plane u / oh. */
+static void pool2d_f32(void *arg, int64_t u0, int64_t u1) {
+  const pool_job *jb = arg;
+  const pool_args *a = jb->a;
+  const float *x = jb->x;
+  float *y = jb->y;
+  int64_t *ind = jb->ind;
   const het_conv_geom *g = &a->g;
   int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
-  for (int64_t p = 0; p < planes; p++) {
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t p = u / oh, i = u % oh;
     const float *xp = x + p * ih * iw;
-    for (int64_t i = 0; i < oh; i++) {
-      int64_t hs = i * g->stride[0] - g->pad_b[0];
-      for (int64_t j = 0; j < ow; j++) {
-        int64_t ws = j * g->stride[1] - g->pad_b[1], arg = -1, valid = 0;
-        float acc = a->kind == POOL_MAX ? -INFINITY : 0.f;
-        for (int64_t kh = 0; kh < g->kernel[0]; kh++) {
-          int64_t h = hs + kh * g->dil[0];
-          if (h < 0 || h >= ih)
+    int64_t hs = i * g->stride[0] - g->pad_b[0];
+    for (int64_t j = 0; j < ow; j++) {
+      int64_t ws = j * g->stride[1] - g->pad_b[1], arg = -1, valid = 0;
+      float acc = a->kind == POOL_MAX ? -INFINITY : 0.f;
+      for (int64_t kh = 0; kh < g->kernel[0]; kh++) {
+        int64_t h = hs + kh * g->dil[0];
+        if (h < 0 || h >= ih)
+          continue;
+        for (int64_t kw = 0; kw < g->kernel[1]; kw++) {
+          int64_t w = ws + kw * g->dil[1];
+          if (w < 0 || w >= iw)
             continue;
-          for (int64_t kw = 0; kw < g->kernel[1]; kw++) {
-            int64_t w = ws + kw * g->dil[1];
-            if (w < 0 || w >= iw)
-              continue;
-            float v = xp[h * iw + w];
-            valid++;
-            if (a->kind == POOL_AVG)
-              acc += v;
-            else if (v > acc || arg < 0) {
-              acc = v;
-              arg = h * iw + w;
-            }
+          float v = xp[h * iw + w];
+          valid++;
+          if (a->kind == POOL_AVG)
+            acc += v;
+          else if (v > acc || arg < 0) {
+            acc = v;
+            arg = h * iw + w;
           }
         }
-        if (a->kind == POOL_AVG) {
-          int64_t cnt =
-              a->include_pad
-                  ? taps_before(hs, g->kernel[0], 1, ih + g->pad_e[0]) *
-                        taps_before(ws, g->kernel[1], 1, iw + g->pad_e[1])
-                  : valid;
-          acc /= (float)(cnt ? cnt : 1);
-        }
-        y[(p * oh + i) * ow + j] = acc;
-        if (ind)
-          ind[(p * oh + i) * ow + j] =
-              p * ih * iw + (arg < 0 ? 0
-                             : a->col_major ? (arg % iw) * ih + arg / iw
-                                            : arg);
       }
+      if (a->kind == POOL_AVG) {
+        int64_t cnt =
+            a->include_pad
+                ? taps_before(hs, g->kernel[0], 1, ih + g->pad_e[0]) *
+                      taps_before(ws, g->kernel[1], 1, iw + g->pad_e[1])
+                : valid;
+        acc /= (float)(cnt ? cnt : 1);
+      }
+      y[(p * oh + i) * ow + j] = acc;
+      if (ind)
+        ind[(p * oh + i) * ow + j] =
+            p * ih * iw + (arg < 0 ? 0
+                           : a->col_major ? (arg % iw) * ih + arg / iw
+                                          : arg);
     }
   }
 }
@@ -167,9 +190,13 @@ static het_status pool_run(het_cpu_kernel_ctx *ctx, pool_kind kind) {
     for (int d = 0; d < a.g.nsp; d++)
       a.g.dil[d] = 1;
   int64_t planes = x->dims[0] * x->dims[1];
+  int64_t taps = het_conv_geom_count(a.g.kernel, a.g.nsp) + 1;
+  pool_job job = {.a = &a, .x = x->data, .y = y->data,
+                  .ind = ind ? (int64_t *)ind->data : NULL};
   if (x->dtype == HET_DTYPE_FLOAT32 && a.g.nsp == 2 && kind != POOL_LP) {
-    pool2d_f32(&a, x->data, y->data, ind ? (int64_t *)ind->data : NULL,
-               planes);
+    int64_t row = a.g.out[1] * taps + 1;
+    het_threadpool_parallel_for(ctx->pool, planes * a.g.out[0],
+                                POOL_GRAIN / row + 1, pool2d_f32, &job);
     return HET_OK;
   }
   het_lk_buf bx, by;
@@ -177,7 +204,11 @@ static het_status pool_run(het_cpu_kernel_ctx *ctx, pool_kind kind) {
   het_status st = het_lk_buf_output(ctx, y, HET_DTYPE_FLOAT64, &by);
   if (st != HET_OK)
     goto fail;
-  pool_planes(&a, bx.data, by.data, ind ? (int64_t *)ind->data : NULL, planes);
+  job.x = bx.data;
+  job.y = by.data;
+  int64_t plane = het_conv_geom_count(a.g.out, a.g.nsp) * taps + 1;
+  het_threadpool_parallel_for(ctx->pool, planes, POOL_GRAIN / plane + 1,
+                              pool_planes, &job);
   het_lk_buf_commit(y, &by);
 fail:
   het_lk_buf_release(&bx);
@@ -196,6 +227,34 @@ het_status het_lk_lppool_run(het_cpu_kernel_ctx *ctx) {
   return pool_run(ctx, POOL_LP);
 }
 
+typedef struct global_job {
+  const double *x;
+  double *y;
+  int64_t sz;
+  double p;
+  pool_kind kind;
+} global_job;
+
+static void global_planes(void *arg, int64_t i0, int64_t i1) {
+  const global_job *j = arg;
+  pool_kind kind = j->kind;
+  for (int64_t i = i0; i < i1; i++) {
+    double acc = kind == POOL_MAX ? -INFINITY : 0.0;
+    for (int64_t e = 0; e < j->sz; e++) {
+      double v = j->x[i * j->sz + e];
+      if (kind == POOL_MAX)
+        acc = v > acc ? v : acc;
+      else if (kind == POOL_AVG)
+        acc += v;
+      else
+        acc += pow(fabs(v), j->p);
+    }
+    j->y[i] = kind == POOL_AVG ? acc / (double)j->sz
+              : kind == POOL_LP ? pow(acc, 1.0 / j->p)
+                                : acc;
+  }
+}
+
 het_status het_lk_global_pool_run(het_cpu_kernel_ctx *ctx) {
   const het_tensor *x = ctx->inputs[0];
   het_tensor *y = ctx->outputs[0];
@@ -211,23 +270,10 @@ het_status het_lk_global_pool_run(het_cpu_kernel_ctx *ctx) {
   het_status st = het_lk_buf_output(ctx, y, HET_DTYPE_FLOAT64, &by);
   if (st != HET_OK)
     goto fail;
-  const double *xd = bx.data;
-  double *yd = by.data;
-  for (int64_t i = 0; i < planes; i++) {
-    double acc = kind == POOL_MAX ? -INFINITY : 0.0;
-    for (int64_t e = 0; e < sz; e++) {
-      double v = xd[i * sz + e];
-      if (kind == POOL_MAX)
-        acc = v > acc ? v : acc;
-      else if (kind == POOL_AVG)
-        acc += v;
-      else
-        acc += pow(fabs(v), p);
-    }
-    yd[i] = kind == POOL_AVG ? acc / (double)sz
-            : kind == POOL_LP ? pow(acc, 1.0 / p)
-                              : acc;
-  }
+  global_job job = {.x = bx.data, .y = by.data, .sz = sz, .p = p,
+                    .kind = kind};
+  het_threadpool_parallel_for(ctx->pool, planes, POOL_GRAIN / (sz + 1) + 1,
+                              global_planes, &job);
   het_lk_buf_commit(y, &by);
 fail:
   het_lk_buf_release(&bx);

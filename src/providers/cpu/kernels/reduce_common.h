@@ -45,9 +45,11 @@ het_status het_red_axis(const het_cpu_kernel_ctx *ctx, int64_t axis,
 het_status het_red_f32_run(const het_cpu_kernel_ctx *ctx, int kind,
                            const float *x, float *y, int64_t O, int64_t R,
                            int64_t I);
-/* Softmax (log_out: LogSoftmax) over O contiguous rows of N floats. */
-void het_softmax_f32_rows(const float *x, float *y, int64_t O, int64_t N,
-                          bool log_out);
+/* Softmax (log_out: LogSoftmax) over O contiguous rows of N floats, the
+ * rows split across pool (NULL: calling thread). */
+struct het_threadpool;
+void het_softmax_f32_rows(struct het_threadpool *pool, const float *x,
+                          float *y, int64_t O, int64_t N, bool log_out);
 /* One LayerNormalization row: y = (x - mean) * invstd * s + b, where s and
  * b are indexed through smap/bmap (NULL: identity); b may be NULL. */
 void het_layernorm_f32_row(const float *x, float *y, int64_t N, double eps,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "providers/cpu/kernels/reduce_common.h"
+#include "providers/cpu/threadpool.h"
 
 /* map[j] = index into s for element j of a tensor of shape dims (rank),
  * with s broadcast numpy-style (right-aligned).  False when s does not
@@ -96,6 +97,43 @@ static het_status het_ln_load(het_cpu_kernel_ctx *ctx, int axis, int64_t N,
   return HET_OK;
 }
 
+/* Rows of one LayerNormalization, split across the pool. */
+typedef struct het_ln_job {
+  const het_cpu_kernel_ctx *ctx;
+  const het_ln_bufs *B;
+  int64_t N;
+  double eps;
+  bool f32;
+} het_ln_job;
+
+static void het_ln_rows(void *arg, int64_t o0, int64_t o1) {
+  const het_ln_job *j = arg;
+  const het_ln_bufs *B = j->B;
+  const het_tensor *x = j->ctx->inputs[0], *sc = j->ctx->inputs[1];
+  const het_tensor *bi = j->ctx->n_inputs > 2 ? j->ctx->inputs[2] : NULL;
+  int64_t N = j->N;
+  for (int64_t o = o0; o < o1; o++) {
+    double mean, inv;
+    if (j->f32) {
+      het_layernorm_f32_row(
+          (const float *)x->data + o * N,
+          (float *)j->ctx->outputs[0]->data + o * N, N, j->eps, sc->data,
+          het_tensor_count(sc) == N ? NULL : B->smap, bi ? bi->data : NULL,
+          bi && het_tensor_count(bi) == N ? NULL : B->bmap, &mean, &inv);
+    } else {
+      double *y = B->y.data + o * N;
+      het_norm_row(B->x.data + o * N, y, N, j->eps, &mean, &inv);
+      for (int64_t k = 0; k < N; k++)
+        y[k] = y[k] * B->s.data[B->smap[k]] +
+               (B->b.data ? B->b.data[B->bmap[k]] : 0);
+    }
+    if (B->m.data)
+      B->m.data[o] = mean;
+    if (B->v.data)
+      B->v.data[o] = inv;
+  }
+}
+
 het_status het_cpu_layernorm_run(het_cpu_kernel_ctx *ctx) {
   const het_tensor *x = ctx->inputs[0];
   int axis;
@@ -117,26 +155,9 @@ het_status het_cpu_layernorm_run(het_cpu_kernel_ctx *ctx) {
     het_ln_release(&B);
     return st;
   }
-  for (int64_t o = 0; o < O; o++) {
-    double mean, inv;
-    if (f32) {
-      het_layernorm_f32_row(
-          (const float *)x->data + o * N, (float *)ctx->outputs[0]->data + o * N,
-          N, eps, sc->data, het_tensor_count(sc) == N ? NULL : B.smap,
-          bi ? bi->data : NULL,
-          bi && het_tensor_count(bi) == N ? NULL : B.bmap, &mean, &inv);
-    } else {
-      double *y = B.y.data + o * N;
-      het_norm_row(B.x.data + o * N, y, N, eps, &mean, &inv);
-      for (int64_t j = 0; j < N; j++)
-        y[j] = y[j] * B.s.data[B.smap[j]] +
-               (B.b.data ? B.b.data[B.bmap[j]] : 0);
-    }
-    if (B.m.data)
-      B.m.data[o] = mean;
-    if (B.v.data)
-      B.v.data[o] = inv;
-  }
+  het_ln_job job = {.ctx = ctx, .B = &B, .N = N, .eps = eps, .f32 = f32};
+  het_threadpool_parallel_for(ctx->pool, O, N > 0 ? 8192 / N + 1 : O,
+                              het_ln_rows, &job);
   if (!f32)
     het_red_finish(ctx->outputs[0], &B.y);
   for (int o = 1; o < 3 && o < ctx->n_outputs; o++)

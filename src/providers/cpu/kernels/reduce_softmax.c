@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "providers/cpu/kernels/reduce_common.h"
+#include "providers/cpu/threadpool.h"
 
 /* The [outer, n, inner] view a softmax-like node normalises over. */
 static het_status het_softmax_view(const het_cpu_kernel_ctx *ctx,
@@ -53,6 +54,23 @@ static void het_softmax_row(const double *x, double *y, int64_t N, int64_t I,
   }
 }
 
+/* Rows [u0, u1) of the [O, N, I] view: row u is (u / I, u % I). */
+typedef struct het_softmax_job {
+  const double *x;
+  double *y;
+  int64_t N, I;
+  bool log_out;
+} het_softmax_job;
+
+static void het_softmax_units(void *arg, int64_t u0, int64_t u1) {
+  const het_softmax_job *j = arg;
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t o = u / j->I, i = u % j->I;
+    het_softmax_row(j->x + o * j->N * j->I + i, j->y + o * j->N * j->I + i,
+                    j->N, j->I, j->log_out);
+  }
+}
+
 static het_status het_softmax_apply(const het_cpu_kernel_ctx *ctx,
                                     const het_tensor *x, het_tensor *y,
                                     int64_t O, int64_t N, int64_t I,
@@ -64,10 +82,10 @@ static het_status het_softmax_apply(const het_cpu_kernel_ctx *ctx,
     het_red_release(&in);
     return st;
   }
-  for (int64_t o = 0; o < O; o++)
-    for (int64_t i = 0; i < I; i++)
-      het_softmax_row(in.data + o * N * I + i, out.data + o * N * I + i, N, I,
-                      log_out);
+  het_softmax_job j = {.x = in.data, .y = out.data, .N = N, .I = I,
+                       .log_out = log_out};
+  het_threadpool_parallel_for(ctx->pool, O * I, N > 0 ? 8192 / N + 1 : O * I,
+                              het_softmax_units, &j);
   het_red_release(&in);
   het_red_finish(y, &out);
   return HET_OK;
@@ -79,7 +97,7 @@ het_status het_cpu_softmax_run(het_cpu_kernel_ctx *ctx) {
   bool log_out = strcmp(ctx->node->op_type, "LogSoftmax") == 0;
   if (I == 1 && ctx->inputs[0]->dtype == HET_DTYPE_FLOAT32 &&
       ctx->outputs[0]->dtype == HET_DTYPE_FLOAT32) {
-    het_softmax_f32_rows(ctx->inputs[0]->data, ctx->outputs[0]->data, O, N,
+    het_softmax_f32_rows(ctx->pool, ctx->inputs[0]->data, ctx->outputs[0]->data, O, N,
                          log_out);
     return HET_OK;
   }

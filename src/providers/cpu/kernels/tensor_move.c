@@ -1,12 +1,64 @@
 /* tensor_move.c — CPU kernels that rearrange data: Transpose, Concat,
  * Split, Slice, Pad, DepthToSpace, SpaceToDepth, ReverseSequence.  All are
- * strided or index-mapped copies by element size (every dtype).
+ * strided or index-mapped copies by element size (every dtype).  Large
+ * strided copies are split over their leading dims across the thread pool.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "providers/cpu/kernels/tensor_kernels.h"
+#include "providers/cpu/threadpool.h"
+
+/* Bytes below which a copy stays on one thread. */
+#define MOVE_GRAIN_BYTES 65536
+
+/* A strided copy split into units over its k leading dims. */
+typedef struct move_job {
+  char *dst;
+  const char *src;
+  const int64_t *dst_st, *src_st, *dims;
+  int rank, k;
+  size_t es;
+} move_job;
+
+static void move_units(void *arg, int64_t u0, int64_t u1) {
+  const move_job *j = arg;
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t rem = u, doff = 0, soff = 0;
+    for (int d = j->k - 1; d >= 0; d--) {
+      int64_t i = rem % j->dims[d];
+      rem /= j->dims[d];
+      doff += i * j->dst_st[d];
+      soff += i * j->src_st[d];
+    }
+    het_cpu_copy_strided(j->dst + doff * (int64_t)j->es, j->dst_st + j->k,
+                         j->src + soff * (int64_t)j->es, j->src_st + j->k,
+                         j->dims + j->k, j->rank - j->k, j->es);
+  }
+}
+
+/* het_cpu_copy_strided on the pool: units are the leading k dims (enough
+ * of them for four units per thread, leaving at least the last dim). */
+static void copy_strided_pool(struct het_threadpool *pool, char *dst,
+                              const int64_t *dst_st, const char *src,
+                              const int64_t *src_st, const int64_t *dims,
+                              int rank, size_t es) {
+  int64_t count = het_dims_count(dims, rank);
+  int threads = het_threadpool_threads(pool);
+  if (threads <= 1 || rank < 2 || count * (int64_t)es < 2 * MOVE_GRAIN_BYTES) {
+    het_cpu_copy_strided(dst, dst_st, src, src_st, dims, rank, es);
+    return;
+  }
+  move_job j = {.dst = dst, .src = src, .dst_st = dst_st, .src_st = src_st,
+                .dims = dims, .rank = rank, .k = 0, .es = es};
+  int64_t units = 1;
+  while (j.k < rank - 1 && units < (int64_t)threads * 4)
+    units *= dims[j.k++];
+  int64_t unit_bytes = count / units * (int64_t)es;
+  het_threadpool_parallel_for(pool, units, MOVE_GRAIN_BYTES / unit_bytes + 1,
+                              move_units, &j);
+}
 
 het_status het_cpu_run_transpose(het_cpu_kernel_ctx *ctx) {
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
@@ -22,8 +74,8 @@ het_status het_cpu_run_transpose(het_cpu_kernel_ctx *ctx) {
     if (p < 0) p += in->rank;
     src_st[i] = ist[p];
   }
-  het_cpu_copy_strided(o->data, dst_st, in->data, src_st, o->dims, o->rank,
-                       het_dtype_size(o->dtype));
+  copy_strided_pool(ctx->pool, o->data, dst_st, in->data, src_st, o->dims,
+                    o->rank, het_dtype_size(o->dtype));
   return HET_OK;
 }
 
@@ -44,8 +96,8 @@ het_status het_cpu_run_concat(het_cpu_kernel_ctx *ctx) {
     const het_tensor *in = ctx->inputs[k];
     if (!in) continue;
     het_cpu_strides(in->dims, in->rank, ist);
-    het_cpu_copy_strided((char *)o->data + off * ost[ax] * (int64_t)es, ost,
-                         in->data, ist, in->dims, in->rank, es);
+    copy_strided_pool(ctx->pool, (char *)o->data + off * ost[ax] * (int64_t)es,
+                      ost, in->data, ist, in->dims, in->rank, es);
     off += in->dims[ax];
   }
   return HET_OK;
@@ -62,9 +114,9 @@ het_status het_cpu_run_split(het_cpu_kernel_ctx *ctx) {
     het_tensor *o = ctx->outputs[k];
     if (!o) continue; /* omitted outputs still consume their part */
     het_cpu_strides(o->dims, o->rank, ost);
-    het_cpu_copy_strided(o->data, ost,
-                         (const char *)in->data + off * ist[ax] * (int64_t)es,
-                         ist, o->dims, o->rank, es);
+    copy_strided_pool(ctx->pool, o->data, ost,
+                      (const char *)in->data + off * ist[ax] * (int64_t)es,
+                      ist, o->dims, o->rank, es);
     off += o->dims[ax];
   }
   return HET_OK;
@@ -92,9 +144,9 @@ het_status het_cpu_run_slice(het_cpu_kernel_ctx *ctx) {
     src_st[d] = p.step[d] * ist[d];
   }
   size_t es = het_dtype_size(o->dtype);
-  het_cpu_copy_strided(o->data, dst_st,
-                       (const char *)in->data + base * (int64_t)es, src_st,
-                       o->dims, o->rank, es);
+  copy_strided_pool(ctx->pool, o->data, dst_st,
+                    (const char *)in->data + base * (int64_t)es, src_st,
+                    o->dims, o->rank, es);
   return HET_OK;
 }
 

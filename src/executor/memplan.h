@@ -1,0 +1,72 @@
+/* memplan.h — the memory planner: from tensor lifetimes over the step order
+ * to offsets in one arena per memory space (greedy by size, best fit over
+ * live intervals), with in-place reuse for eligible elementwise ops.
+ * Invariant of a plan: two planned values of one space whose lifetimes
+ * overlap never share a byte, except an in-place output and the input whose
+ * block it takes over at the step where that input dies.
+ */
+#ifndef HET_EXECUTOR_MEMPLAN_H
+#define HET_EXECUTOR_MEMPLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ir.h"
+
+#define HET_MEMPLAN_ALIGN 64
+#define HET_MEMPLAN_INPLACE 2     /* in-place candidates per value */
+#define HET_MEMPLAN_NONE SIZE_MAX /* offset of a value the plan leaves out */
+
+/* Planner input, one per value.  A value is planned when bytes > 0 and
+ * skip is false; it is live over the steps [first, last] (its producer's
+ * step up to its last reader's, inclusive). */
+typedef struct het_memplan_value {
+  size_t bytes;
+  int space;   /* 0 = host, 1.. = device spaces (< n_spaces) */
+  int first, last;
+  bool skip;   /* graph input, initializer, output, placed constant, ... */
+  /* Values whose block this one may take over: input X qualifies when X
+   * is planned in the same space, dies at this value's first step and
+   * has the same (aligned) size.  -1 = none. */
+  int inplace[HET_MEMPLAN_INPLACE];
+} het_memplan_value;
+
+/* A plan.  Arrays are malloc'd; het_memplan_deinit frees them. */
+typedef struct het_memplan {
+  int n_values;
+  size_t *offset;  /* per value: byte offset in its space's arena, or NONE */
+  size_t *bytes;   /* per value: planned size (0 when not planned) */
+  int *space;      /* per value: its space */
+  int *shares;     /* per value: the value whose block it took over, or -1 */
+  int n_spaces;
+  size_t *peak;    /* per space: arena size (planned peak of intermediates) */
+  size_t *total;   /* per space: sum of the planned values' sizes */
+  size_t *resident; /* per space: bytes living outside the arena (filled by
+                       the caller, e.g. weights; zero from compute) */
+  int n_inplace;   /* values that took over an input's block */
+} het_memplan;
+
+/* Plans n values over n_spaces spaces into *out (caller deinits).
+ * Errors: INVALID_ARGUMENT for a value with a bad space or interval,
+ * OUT_OF_MEMORY. */
+het_status het_memplan_compute(const het_memplan_value *values, int n,
+                               int n_spaces, het_memplan *out);
+
+/* Frees the plan's arrays.  Accepts a zeroed plan. */
+void het_memplan_deinit(het_memplan *plan);
+
+/* Checks the plan against values: alignment, arena bounds, and that no two
+ * planned values of one space with overlapping lifetimes share bytes
+ * (unless one took over the other's block in place where it died).
+ * ERR_INTERNAL naming the two values (by id) otherwise. */
+het_status het_memplan_validate(const het_memplan_value *values,
+                                const het_memplan *plan);
+
+/* Whether node's output out may take over the block of its input in:
+ * an elementwise op whose kernel tolerates the output aliasing that input
+ * (same element index, same byte size), or a copy op (Identity, Reshape,
+ * ...) whose kernel skips the copy when the buffers are the same. */
+bool het_memplan_inplace_ok(const het_node *node, int out, int in);
+
+#endif

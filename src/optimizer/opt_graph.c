@@ -1,0 +1,219 @@
+/* opt_graph.c — graph surgery for the optimizer: use counts, pinned values
+ * (graph outputs, outer-scope reads of subgraphs), rewiring, constants,
+ * dead-node removal and node-table compaction.
+ * Invariant: after het_opt_compact every value's producer is a live node
+ * index or -1, and g->order is NULL until het_graph_validate runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/infer.h"
+#include "core/status.h"
+#include "optimizer/opt_internal.h"
+
+bool het_opt_is_constant(const het_graph *g, int v) {
+  if (v < 0 || !g->values[v].initializer)
+    return false;
+  /* IR < 4 lists every initializer among the inputs: not an override. */
+  return !(g->values[v].flags & HET_VALUE_GRAPH_INPUT) || g->ir_version < 4;
+}
+
+bool het_opt_has_subgraph(const het_node *node) {
+  for (int a = 0; a < node->n_attrs; a++)
+    if (node->attrs[a].type == HET_ATTR_GRAPH ||
+        node->attrs[a].type == HET_ATTR_GRAPHS)
+      return true;
+  return false;
+}
+
+int het_opt_uses(const het_opt *o, int v) {
+  if (v < 0 || v >= o->n_values || o->pinned[v])
+    return 1 << 20;
+  return o->uses[v];
+}
+
+/* Pins, in top, every value that sub (nested in top at any depth) reads
+ * from an enclosing scope. */
+static void het_opt_pin_outer(het_opt *o, const het_graph *sub) {
+  for (int v = 0; v < sub->n_values; v++) {
+    const het_value *val = &sub->values[v];
+    if (val->producer >= 0 ||
+        (val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)))
+      continue;
+    int outer = het_graph_find_value(o->g, val->name);
+    if (outer >= 0 && outer < o->n_values)
+      o->pinned[outer] = true;
+  }
+  for (int n = 0; n < sub->n_nodes; n++)
+    for (int a = 0; a < sub->nodes[n].n_attrs; a++) {
+      const het_attr *at = &sub->nodes[n].attrs[a];
+      if (at->type == HET_ATTR_GRAPH && at->g)
+        het_opt_pin_outer(o, at->g);
+    }
+}
+
+het_status het_opt_refresh(het_opt *o) {
+  het_graph *g = o->g;
+  free(o->dead);
+  free(o->uses);
+  free(o->pinned);
+  o->n_nodes = g->n_nodes;
+  o->n_values = g->n_values;
+  o->dead = calloc((size_t)g->n_nodes + 1, sizeof *o->dead);
+  o->uses = calloc((size_t)g->n_values + 1, sizeof *o->uses);
+  o->pinned = calloc((size_t)g->n_values + 1, sizeof *o->pinned);
+  if (!o->dead || !o->uses || !o->pinned)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+  for (int n = 0; n < g->n_nodes; n++) {
+    const het_node *node = &g->nodes[n];
+    for (int i = 0; i < node->n_inputs; i++)
+      if (node->inputs[i] >= 0)
+        o->uses[node->inputs[i]]++;
+    for (int a = 0; a < node->n_attrs; a++)
+      if (node->attrs[a].type == HET_ATTR_GRAPH && node->attrs[a].g)
+        het_opt_pin_outer(o, node->attrs[a].g);
+  }
+  for (int i = 0; i < g->n_outputs; i++)
+    o->pinned[g->outputs[i]] = true;
+  return HET_OK;
+}
+
+void het_opt_deinit(het_opt *o) {
+  free(o->dead);
+  free(o->uses);
+  free(o->pinned);
+  o->dead = NULL;
+  o->uses = NULL;
+  o->pinned = NULL;
+}
+
+void het_opt_replace_uses(het_opt *o, int from, int to) {
+  het_graph *g = o->g;
+  for (int n = 0; n < o->n_nodes; n++) {
+    if (o->dead[n])
+      continue;
+    het_node *node = &g->nodes[n];
+    for (int i = 0; i < node->n_inputs; i++)
+      if (node->inputs[i] == from) {
+        node->inputs[i] = to;
+        o->uses[from]--;
+        if (to < o->n_values)
+          o->uses[to]++;
+      }
+  }
+}
+
+void het_opt_kill_node(het_opt *o, int n) {
+  const het_node *node = &o->g->nodes[n];
+  if (o->dead[n])
+    return;
+  o->dead[n] = true;
+  for (int i = 0; i < node->n_inputs; i++) {
+    int v = node->inputs[i];
+    if (v >= 0 && v < o->n_values)
+      o->uses[v]--;
+  }
+  o->changes++;
+}
+
+void het_opt_set_constant(het_graph *g, int v, het_tensor *t) {
+  het_value *val = &g->values[v];
+  het_tensor_destroy(val->initializer);
+  val->initializer = t;
+  val->flags |= HET_VALUE_INITIALIZER;
+  val->producer = -1;
+  val->dtype = t->dtype;
+  het_shape_set(&val->shape, t->rank, t->dims);
+}
+
+het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
+                                int *id) {
+  char name[256];
+  snprintf(name, sizeof name, "%s", base);
+  for (int k = 1; het_graph_find_value(g, name) >= 0; k++) {
+    if (k > 1000000)
+      return het_error(HET_ERR_INTERNAL, "optimizer: no free name for '%s'",
+                       base);
+    snprintf(name, sizeof name, "%s_%d", base, k);
+  }
+  int v;
+  HET_TRY(het_graph_intern_value(g, name, &v));
+  het_opt_set_constant(g, v, t);
+  *id = v;
+  return HET_OK;
+}
+
+/* Pass: reverse topological sweep killing nodes none of whose outputs is
+ * read (by a live node, a graph output or a subgraph). */
+void het_opt_remove_dead(het_opt *o) {
+  het_graph *g = o->g;
+  for (int k = g->n_nodes - 1; k >= 0; k--) {
+    int n = g->order ? g->order[k] : k;
+    const het_node *node = &g->nodes[n];
+    if (o->dead[n] || het_opt_has_subgraph(node))
+      continue;
+    bool read = false;
+    for (int i = 0; i < node->n_outputs && !read; i++)
+      read = node->outputs[i] >= 0 && het_opt_uses(o, node->outputs[i]) > 0;
+    if (read)
+      continue;
+    het_opt_kill_node(o, n);
+    if (o->stats)
+      o->stats->dead_removed++;
+  }
+}
+
+static void het_opt_free_attrs(het_node *node) {
+  for (int a = 0; a < node->n_attrs; a++) {
+    het_attr *at = &node->attrs[a];
+    het_tensor_destroy(at->t);
+    at->t = NULL;
+    for (size_t i = 0; at->tensors && i < at->n; i++) {
+      het_tensor_destroy(at->tensors[i]);
+      at->tensors[i] = NULL;
+    }
+  }
+}
+
+het_status het_opt_compact(het_opt *o) {
+  het_graph *g = o->g;
+  int kept = 0;
+  for (int n = 0; n < g->n_nodes; n++) {
+    if (o->dead[n]) {
+      het_opt_free_attrs(&g->nodes[n]);
+      continue;
+    }
+    g->nodes[kept++] = g->nodes[n];
+  }
+  g->n_nodes = kept;
+  for (int v = 0; v < g->n_values; v++)
+    g->values[v].producer = -1;
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_outputs; i++)
+      if (g->nodes[n].outputs[i] >= 0)
+        g->values[g->nodes[n].outputs[i]].producer = n;
+  free(g->order);
+  g->order = NULL;
+  free(o->dead);
+  o->dead = calloc((size_t)g->n_nodes + 1, sizeof *o->dead);
+  o->n_nodes = g->n_nodes;
+  if (!o->dead)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+  return HET_OK;
+}
+
+void het_opt_drop_unused_initializers(het_opt *o) {
+  het_graph *g = o->g;
+  for (int v = 0; v < o->n_values; v++) {
+    het_value *val = &g->values[v];
+    if (!val->initializer || o->uses[v] > 0 || o->pinned[v] ||
+        (val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_GRAPH_OUTPUT)))
+      continue;
+    het_tensor_destroy(val->initializer);
+    val->initializer = NULL;
+    val->flags &= ~(unsigned)HET_VALUE_INITIALIZER;
+    if (o->stats)
+      o->stats->initializers_dropped++;
+  }
+}

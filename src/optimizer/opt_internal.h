@@ -1,0 +1,67 @@
+/* opt_internal.h — state shared by the optimizer passes: per-node dead
+ * marks, per-value consumer counts and "pinned" marks (graph outputs and
+ * values read by name from subgraphs, whose names must survive), and the
+ * graph surgery helpers (rewiring, node compaction).
+ * Invariant: uses/pinned describe g as of the last het_opt_refresh; a pass
+ * that rewires inputs keeps uses up to date itself.
+ */
+#ifndef HET_OPTIMIZER_INTERNAL_H
+#define HET_OPTIMIZER_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "core/ir.h"
+#include "optimizer/optimizer.h"
+
+typedef struct het_opt {
+  het_graph *g;
+  int level;
+  bool *dead;      /* per node: marked for removal (n_nodes entries) */
+  int *uses;       /* per value: number of live node inputs reading it */
+  bool *pinned;    /* per value: graph output or read by a subgraph */
+  int n_values;    /* entries in uses/pinned (values added later: none) */
+  int n_nodes;     /* entries in dead */
+  het_optimize_stats *stats;
+  int changes;     /* rewrites made in the current round */
+} het_opt;
+
+/* (Re)computes dead (all false), uses and pinned for the current graph. */
+het_status het_opt_refresh(het_opt *o);
+void het_opt_deinit(het_opt *o);
+
+/* True for a value whose data is fixed: an initializer that is not also
+ * a graph input (those are overridable defaults), except in IR < 4 models,
+ * where every initializer is listed as an input (ONNX Runtime does the
+ * same). */
+bool het_opt_is_constant(const het_graph *g, int v);
+/* True when node carries a subgraph attribute (If, Loop, Scan). */
+bool het_opt_has_subgraph(const het_node *node);
+/* Number of uses of v, or a large number when v is pinned / out of range. */
+int het_opt_uses(const het_opt *o, int v);
+
+/* Every live node input reading from reads to instead (uses updated). */
+void het_opt_replace_uses(het_opt *o, int from, int to);
+/* Marks node n dead; its input uses are released. */
+void het_opt_kill_node(het_opt *o, int n);
+
+/* Interns a fresh value named after base (base, base_1, ...) holding t as
+ * a constant initializer (graph takes ownership of t on success). */
+het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
+                                int *id);
+/* Makes value v a constant holding t (graph owns t): producer -1. */
+void het_opt_set_constant(het_graph *g, int v, het_tensor *t);
+
+/* Removes dead nodes from g->nodes (attribute tensors of removed nodes
+ * freed), fixes producers and frees g->order (validate recomputes it). */
+het_status het_opt_compact(het_opt *o);
+/* Frees initializers nobody reads (not graph inputs/outputs, not read by a
+ * subgraph); counts them in stats. */
+void het_opt_drop_unused_initializers(het_opt *o);
+
+/* ---- passes (each returns the number of rewrites through o->changes) ---- */
+het_status het_opt_remove_identities(het_opt *o);
+het_status het_opt_fold_constants(het_opt *o);
+het_status het_opt_fuse_batchnorm(het_opt *o);
+void het_opt_remove_dead(het_opt *o);
+
+#endif

@@ -1,0 +1,45 @@
+/* optimizer.h — graph rewrites run between shape inference and
+ * partitioning: Identity/Dropout removal, constant folding (including
+ * Shape/Size of statically shaped values), dead-node removal and
+ * BatchNormalization folded into a preceding Conv.
+ * Invariant: a rewritten graph computes the same graph outputs (same names)
+ * as the original, is validated (g->order fresh) and shape-inferred.
+ */
+#ifndef HET_OPTIMIZER_H
+#define HET_OPTIMIZER_H
+
+#include "core/ir.h"
+#include "core/status.h"
+
+/* Optimization levels (the session option "optimization"). */
+enum {
+  HET_OPT_NONE = 0,     /* no rewrite */
+  HET_OPT_BASIC = 1,    /* Identity/Dropout removal, constant folding,
+                           dead nodes */
+  HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv */
+};
+
+/* What het_optimize did (counts over all rounds). */
+typedef struct het_optimize_stats {
+  int nodes_before, nodes_after;
+  int identities_removed;   /* Identity and inference Dropout nodes */
+  int nodes_folded;         /* nodes replaced by constants */
+  int shapes_folded;        /* of which Shape/Size of static shapes */
+  int batchnorms_fused;     /* BatchNormalization folded into Conv */
+  int dead_removed;         /* nodes whose outputs nobody read */
+  int initializers_dropped; /* initializers no longer read, freed */
+  int rounds;
+} het_optimize_stats;
+
+/* Rewrites g in place at the given level (HET_OPT_*; levels above
+ * EXTENDED act as EXTENDED, 0 or less does nothing).  g must be validated
+ * (g->order set) and shape-inferred (het_graph_infer_shapes); on success
+ * it is again both.  Nodes carrying subgraphs (If/Loop/Scan) and values
+ * their subgraphs read from the outer scope are kept; graph outputs keep
+ * their names.  Subgraph bodies themselves are not rewritten.  stats may
+ * be NULL.  Not thread safe for one graph.  Errors: OUT_OF_MEMORY, or the
+ * validation/inference status if the rewritten graph fails them (an
+ * internal error: the graph is then unusable). */
+het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats);
+
+#endif
