@@ -15,40 +15,13 @@
 #include "core/ir.h"
 #include "core/status.h"
 #include "partitioner/cost.h"
+#include "common/cost_graphs.h"
 #include "partitioner/cost_internal.h"
 #include "providers/cpu/profile.h"
 
 #define MS 1e-3
 
 /* ---- graph building ---- */
-
-static int add_value(het_graph *g, const char *name, unsigned flags,
-                     const int64_t *dims, int rank) {
-  int id;
-  ck_assert_int_eq(het_graph_intern_value(g, name, &id), HET_OK);
-  g->values[id].flags |= flags;
-  g->values[id].dtype = HET_DTYPE_FLOAT32;
-  g->values[id].shape.rank = rank;
-  for (int i = 0; i < rank; i++)
-    g->values[id].shape.dims[i].value = dims[i];
-  return id;
-}
-
-static int add_node(het_graph *g, const char *op, const int *ins, int n_in,
-                    int out) {
-  int *io = het_arena_calloc(&g->arena, (size_t)n_in + 1, sizeof(int));
-  memcpy(io, ins, (size_t)n_in * sizeof(int));
-  io[n_in] = out;
-  char name[32];
-  snprintf(name, sizeof name, "n%d", g->n_nodes);
-  het_node node = {.name = het_arena_strdup(&g->arena, name),
-                   .op_type = op, .domain = "", .opset = 13,
-                   .n_inputs = n_in, .inputs = io, .n_outputs = 1,
-                   .outputs = io + n_in};
-  int id;
-  ck_assert_int_eq(het_graph_add_node(g, &node, &id), HET_OK);
-  return id;
-}
 
 static void set_attr_int(het_graph *g, int node, const char *name,
                          int64_t v) {
@@ -72,81 +45,11 @@ static void set_attr_ints(het_graph *g, int node, const char *name,
   g->nodes[node].n_attrs = 1;
 }
 
-static void finish(het_graph *g, const int *outs, int n_out) {
-  int *o = het_arena_calloc(&g->arena, (size_t)n_out + 1, sizeof(int));
-  memcpy(o, outs, (size_t)n_out * sizeof(int));
-  for (int k = 0; k < n_out; k++)
-    g->values[outs[k]].flags |= HET_VALUE_GRAPH_OUTPUT;
-  g->outputs = o;
-  g->n_outputs = n_out;
-  ck_assert_int_eq(het_graph_validate(g, NULL), HET_OK);
-}
-
-/* A chain x → n0 → ... → n{k-1} → y; value i+1 is n_i's output. */
-static het_graph *chain(int k, const int *weights_per_node) {
-  het_graph *g;
-  ck_assert_int_eq(het_graph_create(&g), HET_OK);
-  int prev = add_value(g, "x", HET_VALUE_GRAPH_INPUT, NULL, 0);
-  for (int i = 0; i < k; i++) {
-    char name[16];
-    snprintf(name, sizeof name, "v%d", i);
-    int out = add_value(g, name, 0, NULL, 0);
-    int ins[2] = {prev, -1};
-    int n_in = 1;
-    if (weights_per_node && weights_per_node[i]) {
-      snprintf(name, sizeof name, "w%d", i);
-      ins[n_in++] = add_value(g, name, HET_VALUE_INITIALIZER, NULL, 0);
-    }
-    add_node(g, "Op", ins, n_in, out);
-    prev = out;
-  }
-  finish(g, &prev, 1);
-  return g;
-}
-
 /* ---- scripted tables ---- */
 
-typedef struct script {
-  het_arena arena;
-  het_cost_table t;
-} script;
-
-/* Device 0 is a host CPU (launch 0); devices 1.. are accelerators with a
- * 1 GB/s link, 0.1 ms latency and a 10 us launch.  Every value 1 MB. */
-static void script_init(script *s, const het_graph *g, int D) {
-  het_arena_init(&s->arena);
-  het_cost_table *t = &s->t;
-  memset(t, 0, sizeof *t);
-  t->graph = g;
-  t->n_nodes = g->n_nodes;
-  t->n_devices = D;
-  t->order = g->order;
-  t->node_time = het_arena_calloc(&s->arena, (size_t)g->n_nodes * D + 1,
-                                  sizeof(double));
-  t->value_bytes = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
-                                    sizeof(double));
-  t->value_const = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
-                                    sizeof(bool));
-  for (int v = 0; v < g->n_values; v++) {
-    t->value_bytes[v] = 1e6;
-    t->value_const[v] = (g->values[v].flags & HET_VALUE_INITIALIZER) != 0;
-  }
-  for (int d = 0; d < D; d++) {
-    t->host_memory[d] = d == 0;
-    t->link_bandwidth[d] = d ? 1e9 : 0;
-    t->link_latency[d] = d ? 1e-4 : 0;
-    t->launch[d] = d ? 1e-5 : 0;
-  }
-}
-
-static void script_times(script *s, int node, double d0, double d1) {
+static void script_times(cg_script *s, int node, double d0, double d1) {
   s->t.node_time[(size_t)node * s->t.n_devices + 0] = d0;
   s->t.node_time[(size_t)node * s->t.n_devices + 1] = d1;
-}
-
-static void script_deinit(script *s, het_graph *g) {
-  het_arena_deinit(&s->arena);
-  het_graph_destroy(g);
 }
 
 static void assert_assign(const int *got, const int *want, int n) {
@@ -175,20 +78,20 @@ START_TEST(test_work_conv) {
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
   const int64_t xd[] = {1, 3, 32, 32}, wd[] = {16, 3, 3, 3},
                 yd[] = {1, 16, 30, 30};
-  int in[2] = {add_value(g, "x", HET_VALUE_GRAPH_INPUT, xd, 4),
-               add_value(g, "w", HET_VALUE_INITIALIZER, wd, 4)};
-  int y = add_value(g, "y", 0, yd, 4);
-  int n = add_node(g, "Conv", in, 2, y);
+  int in[2] = {cg_add_value(g, "x", HET_VALUE_GRAPH_INPUT, xd, 4),
+               cg_add_value(g, "w", HET_VALUE_INITIALIZER, wd, 4)};
+  int y = cg_add_value(g, "y", 0, yd, 4);
+  int n = cg_add_node(g, "Conv", in, 2, y);
   /* grouped: 8 -> 8 channels, group 4, 3x3, 10x10 -> 8x8 */
   const int64_t gx[] = {1, 8, 10, 10}, gw[] = {8, 2, 3, 3}, gy[] = {1, 8, 8, 8};
-  int gin[2] = {add_value(g, "gx", HET_VALUE_GRAPH_INPUT, gx, 4),
-                add_value(g, "gw", HET_VALUE_INITIALIZER, gw, 4)};
-  int gn = add_node(g, "Conv", gin, 2, add_value(g, "gy", 0, gy, 4));
+  int gin[2] = {cg_add_value(g, "gx", HET_VALUE_GRAPH_INPUT, gx, 4),
+                cg_add_value(g, "gw", HET_VALUE_INITIALIZER, gw, 4)};
+  int gn = cg_add_node(g, "Conv", gin, 2, cg_add_value(g, "gy", 0, gy, 4));
   /* ConvTranspose: X[1,4,5,5], W[4,2,3,3] */
   const int64_t tx[] = {1, 4, 5, 5}, tw[] = {4, 2, 3, 3}, ty[] = {1, 2, 7, 7};
-  int tin[2] = {add_value(g, "tx", HET_VALUE_GRAPH_INPUT, tx, 4),
-                add_value(g, "tw", HET_VALUE_INITIALIZER, tw, 4)};
-  int tn = add_node(g, "ConvTranspose", tin, 2, add_value(g, "ty", 0, ty, 4));
+  int tin[2] = {cg_add_value(g, "tx", HET_VALUE_GRAPH_INPUT, tx, 4),
+                cg_add_value(g, "tw", HET_VALUE_INITIALIZER, tw, 4)};
+  int tn = cg_add_node(g, "ConvTranspose", tin, 2, cg_add_value(g, "ty", 0, ty, 4));
   double flops, bytes;
   het_cost_node_work(g, n, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 1 * 16 * 30 * 30 * 3 * 3 * 3);
@@ -205,17 +108,17 @@ START_TEST(test_work_matmul_gemm) {
   het_graph *g;
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
   const int64_t ad[] = {2, 4, 8}, bd[] = {2, 8, 5}, yd[] = {2, 4, 5};
-  int in[2] = {add_value(g, "a", HET_VALUE_GRAPH_INPUT, ad, 3),
-               add_value(g, "b", HET_VALUE_GRAPH_INPUT, bd, 3)};
-  int mm = add_node(g, "MatMul", in, 2, add_value(g, "y", 0, yd, 3));
+  int in[2] = {cg_add_value(g, "a", HET_VALUE_GRAPH_INPUT, ad, 3),
+               cg_add_value(g, "b", HET_VALUE_GRAPH_INPUT, bd, 3)};
+  int mm = cg_add_node(g, "MatMul", in, 2, cg_add_value(g, "y", 0, yd, 3));
   const int64_t ga[] = {16, 8}, gb[] = {16, 4}, gy[] = {8, 4};
-  int gin[2] = {add_value(g, "ga", HET_VALUE_GRAPH_INPUT, ga, 2),
-                add_value(g, "gb", HET_VALUE_INITIALIZER, gb, 2)};
-  int gemm = add_node(g, "Gemm", gin, 2, add_value(g, "gy", 0, gy, 2));
+  int gin[2] = {cg_add_value(g, "ga", HET_VALUE_GRAPH_INPUT, ga, 2),
+                cg_add_value(g, "gb", HET_VALUE_INITIALIZER, gb, 2)};
+  int gemm = cg_add_node(g, "Gemm", gin, 2, cg_add_value(g, "gy", 0, gy, 2));
   set_attr_int(g, gemm, "transA", 1); /* A^T: M = 8, K = 16 */
   const int64_t ua[] = {-1, 16}, uy[] = {-1, 4};
-  int uin[2] = {add_value(g, "ua", HET_VALUE_GRAPH_INPUT, ua, 2), gin[1]};
-  int ug = add_node(g, "Gemm", uin, 2, add_value(g, "uy", 0, uy, 2));
+  int uin[2] = {cg_add_value(g, "ua", HET_VALUE_GRAPH_INPUT, ua, 2), gin[1]};
+  int ug = cg_add_node(g, "Gemm", uin, 2, cg_add_value(g, "uy", 0, uy, 2));
   double flops, bytes;
   het_cost_node_work(g, mm, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 2 * 4 * 5 * 8);
@@ -233,14 +136,14 @@ START_TEST(test_work_other_ops) {
   het_graph *g;
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
   const int64_t xd[] = {1, 2, 4, 4}, pd[] = {1, 2, 2, 2}, sd[] = {2, 3};
-  int x = add_value(g, "x", HET_VALUE_GRAPH_INPUT, xd, 4);
-  int pool = add_node(g, "MaxPool", &x, 1, add_value(g, "p", 0, pd, 4));
+  int x = cg_add_value(g, "x", HET_VALUE_GRAPH_INPUT, xd, 4);
+  int pool = cg_add_node(g, "MaxPool", &x, 1, cg_add_value(g, "p", 0, pd, 4));
   const int64_t ks[] = {2, 2};
   set_attr_ints(g, pool, "kernel_shape", ks, 2);
-  int relu = add_node(g, "Relu", &x, 1, add_value(g, "r", 0, xd, 4));
-  int resh = add_node(g, "Reshape", &x, 1, add_value(g, "s", 0, sd, 2));
-  int red = add_node(g, "ReduceMean", &x, 1, add_value(g, "m", 0, NULL, 0));
-  int sm = add_node(g, "Softmax", &x, 1, add_value(g, "q", 0, xd, 4));
+  int relu = cg_add_node(g, "Relu", &x, 1, cg_add_value(g, "r", 0, xd, 4));
+  int resh = cg_add_node(g, "Reshape", &x, 1, cg_add_value(g, "s", 0, sd, 2));
+  int red = cg_add_node(g, "ReduceMean", &x, 1, cg_add_value(g, "m", 0, NULL, 0));
+  int sm = cg_add_node(g, "Softmax", &x, 1, cg_add_value(g, "q", 0, xd, 4));
   double flops, bytes;
   het_cost_node_work(g, pool, &flops, &bytes);
   ck_assert_double_eq(flops, 8.0 * 4);
@@ -268,16 +171,16 @@ START_TEST(test_roofline_transfer) {
                           1e-2, 1e-15); /* memory bound */
   ck_assert_double_eq_tol(het_cost_roofline(&info, HET_DTYPE_INT8, 1e12, 0),
                           1.0, 1e-12); /* no i8 peak: f32 */
-  het_graph *g = chain(1, NULL);
-  script s;
-  script_init(&s, g, 3);
+  het_graph *g = cg_chain(1, NULL);
+  cg_script s;
+  cg_script_init(&s, g, 3);
   ck_assert_double_eq(het_cost_transfer(&s.t, 0, 0, 1e6), 0);
   ck_assert_double_eq(het_cost_transfer(&s.t, HET_COST_HOST, 0, 1e6), 0);
   ck_assert_double_eq_tol(het_cost_transfer(&s.t, 0, 1, 1e6), 1.1e-3, 1e-15);
   ck_assert_double_eq_tol(het_cost_transfer(&s.t, 2, HET_COST_HOST, 1e6),
                           1.1e-3, 1e-15);
   ck_assert_double_eq_tol(het_cost_transfer(&s.t, 1, 2, 1e6), 2.2e-3, 1e-15);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
@@ -288,22 +191,22 @@ END_TEST
 static het_graph *diamond(void) {
   het_graph *g;
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
-  int x = add_value(g, "x", HET_VALUE_GRAPH_INPUT, NULL, 0);
-  int v0 = add_value(g, "v0", 0, NULL, 0), v1 = add_value(g, "v1", 0, NULL, 0),
-      v2 = add_value(g, "v2", 0, NULL, 0), y = add_value(g, "y", 0, NULL, 0);
-  add_node(g, "A", &x, 1, v0);
-  add_node(g, "B", &v0, 1, v1);
-  add_node(g, "C", &v0, 1, v2);
+  int x = cg_add_value(g, "x", HET_VALUE_GRAPH_INPUT, NULL, 0);
+  int v0 = cg_add_value(g, "v0", 0, NULL, 0), v1 = cg_add_value(g, "v1", 0, NULL, 0),
+      v2 = cg_add_value(g, "v2", 0, NULL, 0), y = cg_add_value(g, "y", 0, NULL, 0);
+  cg_add_node(g, "A", &x, 1, v0);
+  cg_add_node(g, "B", &v0, 1, v1);
+  cg_add_node(g, "C", &v0, 1, v2);
   int ins[2] = {v1, v2};
-  add_node(g, "D", ins, 2, y);
-  finish(g, &y, 1);
+  cg_add_node(g, "D", ins, 2, y);
+  cg_finish(g, &y, 1);
   return g;
 }
 
 START_TEST(test_evaluate_rules) {
   het_graph *g = diamond();
-  script s;
-  script_init(&s, g, 3);
+  cg_script s;
+  cg_script_init(&s, g, 3);
   for (int n = 0; n < 4; n++)
     for (int d = 0; d < 3; d++)
       s.t.node_time[n * 3 + d] = (n + 1) * MS;
@@ -328,15 +231,15 @@ START_TEST(test_evaluate_rules) {
   ck_assert(isinf(het_cost_evaluate(&s.t, all1)));
   int bad[4] = {0, 0, 0, 3};
   ck_assert(isinf(het_cost_evaluate(&s.t, bad)));
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
 /* The incremental forms agree with the full objective. */
 START_TEST(test_step_and_moves_consistent) {
   het_graph *g = diamond();
-  script s;
-  script_init(&s, g, 3);
+  cg_script s;
+  cg_script_init(&s, g, 3);
   for (int n = 0; n < 12; n++)
     s.t.node_time[n] = (1 + n % 5) * MS;
   het_cost_index ix;
@@ -360,7 +263,7 @@ START_TEST(test_step_and_moves_consistent) {
   }
   het_search_deinit(&srch);
   het_cost_index_deinit(&ix);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
@@ -369,9 +272,9 @@ END_TEST
 /* n1 is a little faster on the accelerator, but its two 1.1 ms copies
  * cost more than the 0.5 ms it saves: the island is absorbed. */
 START_TEST(test_island_absorbed) {
-  het_graph *g = chain(3, NULL);
-  script s;
-  script_init(&s, g, 2);
+  het_graph *g = cg_chain(3, NULL);
+  cg_script s;
+  cg_script_init(&s, g, 2);
   script_times(&s, 0, 1 * MS, 2 * MS);
   script_times(&s, 1, 2 * MS, 1.5 * MS);
   script_times(&s, 2, 1 * MS, 2 * MS);
@@ -379,16 +282,16 @@ START_TEST(test_island_absorbed) {
   ck_assert_double_eq_tol(het_cost_evaluate(&s.t, island),
                           3.5 * MS + 2.2 * MS + 1e-5, 1e-15);
   check_optimum(&s.t, island, want, 4 * MS);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
 /* A heavy node (50 ms on the CPU, 2 ms on the accelerator) pays for the
  * copies: everything moves, and n2 follows because 0.8 < 1 ms. */
 START_TEST(test_heavy_node_moves) {
-  het_graph *g = chain(3, NULL);
-  script s;
-  script_init(&s, g, 2);
+  het_graph *g = cg_chain(3, NULL);
+  cg_script s;
+  cg_script_init(&s, g, 2);
   script_times(&s, 0, 1 * MS, 0.5 * MS);
   script_times(&s, 1, 50 * MS, 2 * MS);
   script_times(&s, 2, 1 * MS, 0.8 * MS);
@@ -397,16 +300,16 @@ START_TEST(test_heavy_node_moves) {
   /* without the heavy node the copies do not pay: all stay on the CPU */
   script_times(&s, 1, 1 * MS, 0.9 * MS);
   check_optimum(&s.t, cpu, cpu, 3 * MS);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
 /* Two weights of 4 MB, accelerator capacity 5 MB: only one fits. */
 START_TEST(test_capacity_moves_weights) {
   const int w[2] = {1, 1};
-  het_graph *g = chain(2, w);
-  script s;
-  script_init(&s, g, 2);
+  het_graph *g = cg_chain(2, w);
+  cg_script s;
+  cg_script_init(&s, g, 2);
   for (int v = 0; v < g->n_values; v++)
     if (s.t.value_const[v])
       s.t.value_bytes[v] = 4e6;
@@ -425,7 +328,7 @@ START_TEST(test_capacity_moves_weights) {
   ck_assert_ptr_nonnull(strstr(het_last_error(), "capacity"));
   double best;
   ck_assert_int_eq(het_assign_exact(&s.t, 16, a, &best), HET_ERR_CAPACITY);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
@@ -467,12 +370,12 @@ typedef struct fake_setup {
   het_arena arena;
 } fake_setup;
 
-/* The heavy-node chain of test_heavy_node_moves through providers. */
+/* The heavy-node cg_chain of test_heavy_node_moves through providers. */
 static void fake_init(fake_setup *f) {
   static const double cpu_t[3] = {1 * MS, 50 * MS, 1 * MS};
   static const double acc_t[3] = {0.5 * MS, 2 * MS, 0.8 * MS};
   memset(f, 0, sizeof *f);
-  f->g = chain(3, NULL);
+  f->g = cg_chain(3, NULL);
   f->cpu.info = (het_device_info){.host_memory = true};
   f->cpu.times = cpu_t;
   f->acc.info = (het_device_info){.link_bandwidth = 1e9, .link_latency = 1e-4,
@@ -607,9 +510,9 @@ END_TEST
 /* ---- errors and limits ---- */
 
 START_TEST(test_errors) {
-  het_graph *g = chain(3, NULL);
-  script s;
-  script_init(&s, g, 2);
+  het_graph *g = cg_chain(3, NULL);
+  cg_script s;
+  cg_script_init(&s, g, 2);
   for (int n = 0; n < 3; n++)
     script_times(&s, n, MS, MS);
   int a[3];
@@ -629,27 +532,27 @@ START_TEST(test_errors) {
   ck_assert_int_eq(het_cost_table_build(g, &dev, HET_COST_MAX_DEVICES + 1,
                                         claims, NULL, NULL, NULL, &s.arena, &t),
                    HET_ERR_INVALID_ARGUMENT);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
-/* A long chain (2000 nodes, 3 devices) stays fast and beats priority. */
+/* A long cg_chain (2000 nodes, 3 devices) stays fast and beats priority. */
 /* An empty graph: nothing to place, cost 0. */
 START_TEST(test_limits_zero_nodes) {
   het_graph *g;
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
-  int x = add_value(g, "x", HET_VALUE_GRAPH_INPUT | HET_VALUE_GRAPH_OUTPUT,
+  int x = cg_add_value(g, "x", HET_VALUE_GRAPH_INPUT | HET_VALUE_GRAPH_OUTPUT,
                     NULL, 0);
-  finish(g, &x, 1);
-  script s;
-  script_init(&s, g, 2);
+  cg_finish(g, &x, 1);
+  cg_script s;
+  cg_script_init(&s, g, 2);
   int a[1] = {-1};
   double best = -1;
   ck_assert_int_eq(het_assign_cost(&s.t, NULL, a), HET_OK);
   ck_assert_double_eq(het_cost_evaluate(&s.t, a), 0);
   ck_assert_int_eq(het_assign_exact(&s.t, 16, a, &best), HET_OK);
   ck_assert_double_eq(best, 0);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 

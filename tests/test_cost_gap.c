@@ -14,112 +14,9 @@
 #include "core/status.h"
 #include "partitioner/cost.h"
 #include "partitioner/cost_internal.h"
+#include "common/cost_graphs.h"
 
 #define MS 1e-3
-
-/* ---- graph building ---- */
-
-static int add_value(het_graph *g, const char *name, unsigned flags,
-                     const int64_t *dims, int rank) {
-  int id;
-  ck_assert_int_eq(het_graph_intern_value(g, name, &id), HET_OK);
-  g->values[id].flags |= flags;
-  g->values[id].dtype = HET_DTYPE_FLOAT32;
-  g->values[id].shape.rank = rank;
-  for (int i = 0; i < rank; i++)
-    g->values[id].shape.dims[i].value = dims[i];
-  return id;
-}
-
-static int add_node(het_graph *g, const char *op, const int *ins, int n_in,
-                    int out) {
-  int *io = het_arena_calloc(&g->arena, (size_t)n_in + 1, sizeof(int));
-  memcpy(io, ins, (size_t)n_in * sizeof(int));
-  io[n_in] = out;
-  char name[32];
-  snprintf(name, sizeof name, "n%d", g->n_nodes);
-  het_node node = {.name = het_arena_strdup(&g->arena, name),
-                   .op_type = op, .domain = "", .opset = 13,
-                   .n_inputs = n_in, .inputs = io, .n_outputs = 1,
-                   .outputs = io + n_in};
-  int id;
-  ck_assert_int_eq(het_graph_add_node(g, &node, &id), HET_OK);
-  return id;
-}
-
-static void finish(het_graph *g, const int *outs, int n_out) {
-  int *o = het_arena_calloc(&g->arena, (size_t)n_out + 1, sizeof(int));
-  memcpy(o, outs, (size_t)n_out * sizeof(int));
-  for (int k = 0; k < n_out; k++)
-    g->values[outs[k]].flags |= HET_VALUE_GRAPH_OUTPUT;
-  g->outputs = o;
-  g->n_outputs = n_out;
-  ck_assert_int_eq(het_graph_validate(g, NULL), HET_OK);
-}
-
-/* A chain x → n0 → ... → n{k-1} → y; value i+1 is n_i's output. */
-static het_graph *chain(int k, const int *weights_per_node) {
-  het_graph *g;
-  ck_assert_int_eq(het_graph_create(&g), HET_OK);
-  int prev = add_value(g, "x", HET_VALUE_GRAPH_INPUT, NULL, 0);
-  for (int i = 0; i < k; i++) {
-    char name[16];
-    snprintf(name, sizeof name, "v%d", i);
-    int out = add_value(g, name, 0, NULL, 0);
-    int ins[2] = {prev, -1};
-    int n_in = 1;
-    if (weights_per_node && weights_per_node[i]) {
-      snprintf(name, sizeof name, "w%d", i);
-      ins[n_in++] = add_value(g, name, HET_VALUE_INITIALIZER, NULL, 0);
-    }
-    add_node(g, "Op", ins, n_in, out);
-    prev = out;
-  }
-  finish(g, &prev, 1);
-  return g;
-}
-
-/* ---- scripted tables ---- */
-
-typedef struct script {
-  het_arena arena;
-  het_cost_table t;
-} script;
-
-/* Device 0 is a host CPU (launch 0); devices 1.. are accelerators with a
- * 1 GB/s link, 0.1 ms latency and a 10 us launch.  Every value 1 MB. */
-static void script_init(script *s, const het_graph *g, int D) {
-  het_arena_init(&s->arena);
-  het_cost_table *t = &s->t;
-  memset(t, 0, sizeof *t);
-  t->graph = g;
-  t->n_nodes = g->n_nodes;
-  t->n_devices = D;
-  t->order = g->order;
-  t->node_time = het_arena_calloc(&s->arena, (size_t)g->n_nodes * D + 1,
-                                  sizeof(double));
-  t->value_bytes = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
-                                    sizeof(double));
-  t->value_const = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
-                                    sizeof(bool));
-  for (int v = 0; v < g->n_values; v++) {
-    t->value_bytes[v] = 1e6;
-    t->value_const[v] = (g->values[v].flags & HET_VALUE_INITIALIZER) != 0;
-  }
-  for (int d = 0; d < D; d++) {
-    t->host_memory[d] = d == 0;
-    t->link_bandwidth[d] = d ? 1e9 : 0;
-    t->link_latency[d] = d ? 1e-4 : 0;
-    t->launch[d] = d ? 1e-5 : 0;
-  }
-}
-
-static void script_deinit(script *s, het_graph *g) {
-  het_arena_deinit(&s->arena);
-  het_graph_destroy(g);
-}
-
-/* ---- random DAGs: cost vs priority vs exact ---- */
 
 static unsigned long long rng_state;
 static double rnd(void) { /* xorshift64*, uniform in [0, 1) */
@@ -135,7 +32,7 @@ static int rnd_int(int lo, int hi) { return lo + (int)(rnd() * (hi - lo + 1)); }
 static het_graph *random_dag(int N) {
   het_graph *g;
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
-  int x = add_value(g, "x", HET_VALUE_GRAPH_INPUT, NULL, 0), n_outs = 0;
+  int x = cg_add_value(g, "x", HET_VALUE_GRAPH_INPUT, NULL, 0), n_outs = 0;
   int *produced = calloc((size_t)N, sizeof(int));
   int *outs = calloc((size_t)N, sizeof(int));
   bool *used = calloc((size_t)N, sizeof(bool));
@@ -151,24 +48,24 @@ static het_graph *random_dag(int N) {
     char name[24];
     if (rnd() < 0.3) {
       snprintf(name, sizeof name, "w%d", i);
-      ins[n_in++] = add_value(g, name, HET_VALUE_INITIALIZER, NULL, 0);
+      ins[n_in++] = cg_add_value(g, name, HET_VALUE_INITIALIZER, NULL, 0);
     }
     snprintf(name, sizeof name, "v%d", i);
-    produced[i] = add_value(g, name, 0, NULL, 0);
-    add_node(g, "Op", ins, n_in, produced[i]);
+    produced[i] = cg_add_value(g, name, 0, NULL, 0);
+    cg_add_node(g, "Op", ins, n_in, produced[i]);
   }
   for (int i = 0; i < N; i++)
     if (!used[i] || i == N - 1 || rnd() < 0.05)
       outs[n_outs++] = produced[i];
-  finish(g, outs, n_outs);
+  cg_finish(g, outs, n_outs);
   free(produced);
   free(outs);
   free(used);
   return g;
 }
 
-static void random_table(script *s, const het_graph *g, int D) {
-  script_init(s, g, D);
+static void random_table(cg_script *s, const het_graph *g, int D) {
+  cg_script_init(s, g, D);
   het_cost_table *t = &s->t;
   double total_w = 0;
   for (int v = 0; v < g->n_values; v++) {
@@ -230,7 +127,7 @@ START_TEST(test_random_gap) {
   for (int i = 0; i < graphs; i++) {
     int N = rnd_int(10, 16), D = rnd_int(2, 3);
     het_graph *g = random_dag(N);
-    script s;
+    cg_script s;
     random_table(&s, g, D);
     int prio[32], a[32], e[32];
     for (int n = 0; n < N; n++) {
@@ -260,7 +157,7 @@ START_TEST(test_random_gap) {
         sum_gain += 1 - cc / pc;
       counted++;
     }
-    script_deinit(&s, g);
+    cg_script_deinit(&s, g);
   }
   double mean = sum_gap / counted;
   printf("cost vs exact on %d random DAGs (10-16 nodes, 2-3 devices): "
@@ -284,7 +181,7 @@ START_TEST(test_random_moves_consistent) {
   for (int i = 0; i < 40; i++) {
     int N = rnd_int(5, 16), D = rnd_int(2, 3);
     het_graph *g = random_dag(N);
-    script s;
+    cg_script s;
     random_table(&s, g, D);
     for (int n = 0; n < N * D; n++) /* keep every entry finite */
       if (isinf(s.t.node_time[n]))
@@ -322,16 +219,16 @@ START_TEST(test_random_moves_consistent) {
     }
     het_search_deinit(&srch);
     het_cost_index_deinit(&ix);
-    script_deinit(&s, g);
+    cg_script_deinit(&s, g);
   }
 }
 END_TEST
 
 START_TEST(test_limits_long_chain) {
   const int N = 2000;
-  het_graph *g = chain(N, NULL);
-  script s;
-  script_init(&s, g, 3);
+  het_graph *g = cg_chain(N, NULL);
+  cg_script s;
+  cg_script_init(&s, g, 3);
   rng_state = 42;
   for (int n = 0; n < N; n++)
     for (int d = 0; d < 3; d++)
@@ -343,7 +240,7 @@ START_TEST(test_limits_long_chain) {
   ck_assert(het_cost_evaluate(&s.t, a) < het_cost_evaluate(&s.t, prio));
   free(prio);
   free(a);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 
@@ -353,7 +250,7 @@ START_TEST(test_limits_large_dag) {
   rng_state = 99;
   const int N = 3000;
   het_graph *g = random_dag(N);
-  script s;
+  cg_script s;
   random_table(&s, g, 3);
   s.t.capacity[0] = s.t.capacity[1] = 0;
   int *prio = calloc(N, sizeof(int)), *a = calloc(N, sizeof(int));
@@ -375,7 +272,7 @@ START_TEST(test_limits_large_dag) {
   ck_assert(secs < 60);
   free(prio);
   free(a);
-  script_deinit(&s, g);
+  cg_script_deinit(&s, g);
 }
 END_TEST
 

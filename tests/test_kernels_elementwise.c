@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
+#include "common/cases.h"
 #include "providers/cpu/kernels/broadcast.h"
 
 #define EW_DIR HETRT_TEST_DATA "/kernels/elementwise/"
@@ -57,55 +57,15 @@ static const struct {
     {"err_cast_to_string", HET_ERR_UNSUPPORTED, "string"},
 };
 
-static het_env *env;
-
-static void setup(void) { ck_assert_int_eq(het_env_create(&env), HET_OK); }
-static void teardown(void) {
-  het_env_destroy(env);
-  env = NULL;
-}
-
-static het_testcase_verdict run_case(const char *name, char *msg, size_t cap) {
-  char dir[512];
-  snprintf(dir, sizeof dir, "%s%s", EW_DIR, name);
-  het_testcase_verdict v = HET_TESTCASE_SKIP;
-  het_status st = het_testcase_run(env, dir, NULL, &v, msg, cap);
-  ck_assert_msg(st == HET_OK, "%s: case unusable: %s", name, het_last_error());
-  return v;
-}
-
-START_TEST(test_core_case) {
-  char msg[512] = "";
-  const char *name = core_cases[_i];
-  het_testcase_verdict v = run_case(name, msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s: %s", name, msg);
-}
+START_TEST(test_core_case) { case_assert_pass(EW_DIR, core_cases[_i]); }
 END_TEST
 
-START_TEST(test_limit_case) {
-  char msg[512] = "";
-  const char *name = limit_cases[_i];
-  het_testcase_verdict v = run_case(name, msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s: %s", name, msg);
-}
+START_TEST(test_limit_case) { case_assert_pass(EW_DIR, limit_cases[_i]); }
 END_TEST
 
 START_TEST(test_load_error) {
-  char path[512], node[128];
-  const char *name = load_errors[_i].name;
-  snprintf(path, sizeof path, "%s%s/model.onnx", EW_DIR, name);
-  het_session *s = NULL;
-  het_status st = het_session_create(env, path, NULL, &s);
-  het_session_destroy(s);
-  ck_assert_msg(st == load_errors[_i].status, "%s: status %s, want %s (%s)",
-                name, het_status_str(st),
-                het_status_str(load_errors[_i].status), het_last_error());
-  const char *msg = het_last_error();
-  snprintf(node, sizeof node, "'%s_node'", name);
-  ck_assert_msg(strstr(msg, node) != NULL, "%s: message lacks node: %s", name,
-                msg);
-  ck_assert_msg(strstr(msg, load_errors[_i].word) != NULL,
-                "%s: message lacks '%s': %s", name, load_errors[_i].word, msg);
+  case_assert_load_fails(EW_DIR, load_errors[_i].name, load_errors[_i].status,
+                         load_errors[_i].word);
 }
 END_TEST
 
@@ -116,18 +76,7 @@ static const char *const run_errors[][2] = {
 };
 
 START_TEST(test_run_error) {
-  char msg[512] = "", node[128];
-  const char *name = run_errors[_i][0];
-  het_testcase_verdict v = run_case(name, msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_FAIL, "%s: expected FAIL, got %d (%s)", name,
-                (int)v, msg);
-  ck_assert_msg(strstr(msg, "run") != NULL, "%s: not a run error: %s", name,
-                msg);
-  snprintf(node, sizeof node, "'%s_node'", name);
-  ck_assert_msg(strstr(msg, node) != NULL, "%s: message lacks node: %s", name,
-                msg);
-  ck_assert_msg(strstr(msg, run_errors[_i][1]) != NULL,
-                "%s: message lacks '%s': %s", name, run_errors[_i][1], msg);
+  case_assert_fails(EW_DIR, run_errors[_i][0], run_errors[_i][1], "run");
 }
 END_TEST
 
@@ -210,19 +159,16 @@ END_TEST
 
 static Suite *elementwise_suite(void) {
   Suite *s = suite_create("kernels_elementwise");
-  TCase *core = tcase_create("core");
-  tcase_add_checked_fixture(core, setup, teardown);
+  TCase *core = case_tcase("core");
   tcase_add_loop_test(core, test_core_case, 0,
                       (int)(sizeof core_cases / sizeof *core_cases));
   tcase_add_test(core, test_bcast_iterator);
   suite_add_tcase(s, core);
-  TCase *limits = tcase_create("limits");
-  tcase_add_checked_fixture(limits, setup, teardown);
+  TCase *limits = case_tcase("limits");
   tcase_add_loop_test(limits, test_limit_case, 0,
                       (int)(sizeof limit_cases / sizeof *limit_cases));
   suite_add_tcase(s, limits);
-  TCase *errors = tcase_create("errors");
-  tcase_add_checked_fixture(errors, setup, teardown);
+  TCase *errors = case_tcase("errors");
   tcase_add_loop_test(errors, test_load_error, 0,
                       (int)(sizeof load_errors / sizeof *load_errors));
   tcase_add_loop_test(errors, test_run_error, 0,
@@ -232,10 +178,4 @@ static Suite *elementwise_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(elementwise_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return case_run_suite(elementwise_suite()); }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
+#include "common/cases.h"
 
 #define REDUCE_DIR HETRT_TEST_DATA "/kernels/reduce/"
 
@@ -41,77 +41,32 @@ static const char *const error_cases[][2] = {
     {"err_einsum_bad_equation", "equation"},
 };
 
-static het_env *env;
-
-static void setup(void) { ck_assert_int_eq(het_env_create(&env), HET_OK); }
-static void teardown(void) {
-  het_env_destroy(env);
-  env = NULL;
-}
-
-static het_testcase_verdict run_case(const char *name, char *msg, size_t cap) {
-  char dir[512];
-  snprintf(dir, sizeof dir, "%s%s", REDUCE_DIR, name);
-  het_testcase_verdict v = HET_TESTCASE_SKIP;
-  het_status st = het_testcase_run(env, dir, NULL, &v, msg, cap);
-  ck_assert_msg(st == HET_OK, "%s: case unusable: %s", name, het_last_error());
-  return v;
-}
-
-START_TEST(test_core_case) {
-  char msg[512] = "";
-  const char *name = core_cases[_i];
-  het_testcase_verdict v = run_case(name, msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s: %s", name, msg);
-}
+START_TEST(test_core_case) { case_assert_pass(REDUCE_DIR, core_cases[_i]); }
 END_TEST
 
-START_TEST(test_limit_case) {
-  char msg[512] = "";
-  const char *name = limit_cases[_i];
-  het_testcase_verdict v = run_case(name, msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s: %s", name, msg);
-}
+START_TEST(test_limit_case) { case_assert_pass(REDUCE_DIR, limit_cases[_i]); }
 END_TEST
 
 START_TEST(test_error_case) {
-  char msg[512] = "", node[128];
-  const char *name = error_cases[_i][0];
-  het_testcase_verdict v = run_case(name, msg, sizeof msg);
-  ck_assert_msg(v == HET_TESTCASE_FAIL, "%s: expected FAIL, got %d (%s)", name,
-                (int)v, msg);
-  snprintf(node, sizeof node, "'%s_node'", name);
-  ck_assert_msg(strstr(msg, node) != NULL, "%s: message lacks node: %s", name,
-                msg);
-  ck_assert_msg(strstr(msg, error_cases[_i][1]) != NULL,
-                "%s: message lacks '%s': %s", name, error_cases[_i][1], msg);
+  case_assert_fails(REDUCE_DIR, error_cases[_i][0], error_cases[_i][1], NULL);
 }
 END_TEST
 
 static Suite *reduce_suite(void) {
   Suite *s = suite_create("kernels_reduce");
-  TCase *core = tcase_create("core");
-  tcase_add_checked_fixture(core, setup, teardown);
+  TCase *core = case_tcase("core");
   tcase_add_loop_test(core, test_core_case, 0,
                       (int)(sizeof core_cases / sizeof *core_cases));
   suite_add_tcase(s, core);
-  TCase *limits = tcase_create("limits");
-  tcase_add_checked_fixture(limits, setup, teardown);
+  TCase *limits = case_tcase("limits");
   tcase_add_loop_test(limits, test_limit_case, 0,
                       (int)(sizeof limit_cases / sizeof *limit_cases));
   suite_add_tcase(s, limits);
-  TCase *errors = tcase_create("errors");
-  tcase_add_checked_fixture(errors, setup, teardown);
+  TCase *errors = case_tcase("errors");
   tcase_add_loop_test(errors, test_error_case, 0,
                       (int)(sizeof error_cases / sizeof *error_cases));
   suite_add_tcase(s, errors);
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(reduce_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return case_run_suite(reduce_suite()); }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
+#include "common/cases.h"
 
 #define TENSOR_DIR HETRT_TEST_DATA "/kernels/tensor/"
 
@@ -32,30 +32,14 @@ static const char *const core_cases[] = {
     "concat_bool", "nonzero_int", "unique_unsorted_axis0", "range_int64_neg",
 };
 
-static het_env *env;
-
-static void setup(void) { ck_assert_int_eq(het_env_create(&env), HET_OK); }
-static void teardown(void) {
-  het_env_destroy(env);
-  env = NULL;
-}
-
-START_TEST(test_core_case) {
-  char dir[512], msg[512] = "";
-  const char *name = core_cases[_i];
-  het_testcase_verdict v = HET_TESTCASE_SKIP;
-  snprintf(dir, sizeof dir, "%s%s", TENSOR_DIR, name);
-  het_status st = het_testcase_run(env, dir, NULL, &v, msg, sizeof msg);
-  ck_assert_msg(st == HET_OK, "%s: case unusable: %s", name, het_last_error());
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s: %s", name, msg);
-}
+START_TEST(test_core_case) { case_assert_pass(TENSOR_DIR, core_cases[_i]); }
 END_TEST
 
 static het_session *open_model(const char *name) {
   char path[512];
   het_session *s = NULL;
   snprintf(path, sizeof path, "%s%s/model.onnx", TENSOR_DIR, name);
-  het_status st = het_session_create(env, path, NULL, &s);
+  het_status st = het_session_create(case_env, path, NULL, &s);
   ck_assert_msg(st == HET_OK, "%s: %s", name, het_last_error());
   return s;
 }
@@ -95,7 +79,7 @@ START_TEST(test_reshape_count_at_load) {
   char path[512];
   het_session *s = NULL;
   snprintf(path, sizeof path, "%serr_reshape_count_load/model.onnx", TENSOR_DIR);
-  het_status st = het_session_create(env, path, NULL, &s);
+  het_status st = het_session_create(case_env, path, NULL, &s);
   ck_assert_int_eq(st, HET_ERR_SHAPE);
   ck_assert_msg(strstr(het_last_error(), "reshape_bad"), "message: %s",
                 het_last_error());
@@ -132,17 +116,14 @@ END_TEST
 
 static Suite *tensor_suite(void) {
   Suite *s = suite_create("kernels_tensor");
-  TCase *core = tcase_create("core");
-  tcase_add_checked_fixture(core, setup, teardown);
+  TCase *core = case_tcase("core");
   tcase_add_loop_test(core, test_core_case, 0,
                       (int)(sizeof core_cases / sizeof *core_cases));
   suite_add_tcase(s, core);
-  TCase *limits = tcase_create("limits");
-  tcase_add_checked_fixture(limits, setup, teardown);
+  TCase *limits = case_tcase("limits");
   tcase_add_test(limits, test_reshape_unknown_target_rank);
   suite_add_tcase(s, limits);
-  TCase *errors = tcase_create("errors");
-  tcase_add_checked_fixture(errors, setup, teardown);
+  TCase *errors = case_tcase("errors");
   tcase_add_test(errors, test_reshape_count_at_load);
   tcase_add_test(errors, test_reshape_count_at_run);
   tcase_add_test(errors, test_gather_index_out_of_range);
@@ -150,10 +131,4 @@ static Suite *tensor_suite(void) {
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(tensor_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return case_run_suite(tensor_suite()); }

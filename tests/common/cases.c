@@ -1,0 +1,78 @@
+/* cases.c — the helpers declared in cases.h. */
+#include "common/cases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+het_env *case_env;
+
+static void case_setup(void) {
+  ck_assert_int_eq(het_env_create(&case_env), HET_OK);
+}
+
+static void case_teardown(void) {
+  het_env_destroy(case_env);
+  case_env = NULL;
+}
+
+TCase *case_tcase(const char *name) {
+  TCase *tc = tcase_create(name);
+  tcase_add_checked_fixture(tc, case_setup, case_teardown);
+  return tc;
+}
+
+het_testcase_verdict case_run(const char *dir, const char *name, char *msg,
+                              size_t cap) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s%s", dir, name);
+  het_testcase_verdict v = HET_TESTCASE_SKIP;
+  het_status st = het_testcase_run(case_env, path, NULL, &v, msg, cap);
+  ck_assert_msg(st == HET_OK, "%s: case unusable: %s", name, het_last_error());
+  return v;
+}
+
+void case_assert_pass(const char *dir, const char *name) {
+  char msg[512] = "";
+  het_testcase_verdict v = case_run(dir, name, msg, sizeof msg);
+  ck_assert_msg(v == HET_TESTCASE_PASS, "%s: %s", name, msg);
+}
+
+void case_assert_fails(const char *dir, const char *name, const char *word1,
+                       const char *word2) {
+  char msg[512] = "", node[160];
+  het_testcase_verdict v = case_run(dir, name, msg, sizeof msg);
+  ck_assert_msg(v == HET_TESTCASE_FAIL, "%s: expected FAIL, got %d (%s)", name,
+                (int)v, msg);
+  snprintf(node, sizeof node, "'%s_node'", name);
+  const char *words[3] = {node, word1, word2};
+  for (int i = 0; i < 3; i++)
+    ck_assert_msg(!words[i] || strstr(msg, words[i]),
+                  "%s: message lacks '%s': %s", name, words[i], msg);
+}
+
+void case_assert_load_fails(const char *dir, const char *name,
+                            het_status status, const char *word) {
+  char path[1024], node[160];
+  snprintf(path, sizeof path, "%s%s/model.onnx", dir, name);
+  snprintf(node, sizeof node, "'%s_node'", name);
+  het_session *s = NULL;
+  het_status st = het_session_create(case_env, path, NULL, &s);
+  ck_assert_msg(st == status, "%s: expected status %s, got %s (%s)", name,
+                het_status_str(status), het_status_str(st), het_last_error());
+  ck_assert_ptr_null(s);
+  const char *msg = het_last_error();
+  const char *words[2] = {node, word};
+  for (int i = 0; i < 2; i++)
+    ck_assert_msg(!words[i] || strstr(msg, words[i]),
+                  "%s: message lacks '%s': %s", name, words[i], msg);
+}
+
+int case_run_suite(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,40 @@
+/* cases.h — shared Check helpers for the suites that run generated cases in
+ * the ONNX backend-test layout: an env fixture, "this case passes", and
+ * "this model fails at session creation with a given status and message".
+ */
+#ifndef HET_TESTS_CASES_H
+#define HET_TESTS_CASES_H
+
+#include <check.h>
+
+#include "hetrt/hetrt.h"
+#include "onnx/testcase.h"
+
+/* The env of the running test (created by the fixture). */
+extern het_env *case_env;
+
+/* A TCase whose tests each get a fresh case_env. */
+TCase *case_tcase(const char *name);
+
+/* Runs the case in dir/name (dir ends with '/'); asserts it is usable.
+ * msg (cap bytes) gets the reason for FAIL/SKIP. */
+het_testcase_verdict case_run(const char *dir, const char *name, char *msg,
+                              size_t cap);
+
+/* Asserts that the case in dir/name passes. */
+void case_assert_pass(const char *dir, const char *name);
+
+/* Asserts that the case in dir/name fails (verdict FAIL) with a message
+ * naming node '<name>_node' and containing each non-NULL word. */
+void case_assert_fails(const char *dir, const char *name, const char *word1,
+                       const char *word2);
+
+/* Asserts that creating a session on dir/name/model.onnx fails with
+ * status and a message naming node '<name>_node' and containing word. */
+void case_assert_load_fails(const char *dir, const char *name,
+                            het_status status, const char *word);
+
+/* Runs the suite in the usual Check way; returns the process exit code. */
+int case_run_suite(Suite *s);
+
+#endif
