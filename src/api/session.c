@@ -8,6 +8,7 @@
 
 #include "core/infer.h"
 #include "core/status.h"
+#include "api/session_memory.h"
 #include "executor/run.h"
 #include "onnx/loader.h"
 
@@ -24,6 +25,7 @@ void het_session_destroy(het_session *s) {
   for (int v = 0; s->placed && v < s->graph->n_values; v++)
     het_tensor_destroy(s->placed[v]);
   het_measure_destroy(s);
+  het_session_memory_forget(s);
   for (int i = 0; i < s->n_providers; i++)
     if (s->providers[i].vt->destroy)
       s->providers[i].vt->destroy(s->providers[i].state);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/session.h"
+#include "api/session_memory.h"
 #include "core/infer.h"
 #include "core/status.h"
 #include "executor/run.h"
@@ -267,5 +268,6 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   HET_TRY(het_place_initializers(s));
   if (o && o->measure)
     HET_TRY(het_measure_create(s));
-  return het_count_uses(s);
+  HET_TRY(het_count_uses(s));
+  return het_session_memory_check(s);
 }

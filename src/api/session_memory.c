@@ -633,3 +633,30 @@ het_status het_session_get_planned_peak(const het_session *s,
   free(m);
   return st;
 }
+
+void het_session_memory_forget(const het_session *s) {
+  if (!s || !s->graph || !s->uses || !s->partition.subgraphs)
+    return;
+  uint64_t fp = het_session_fingerprint(s);
+  pthread_mutex_lock(&het_plan_lock);
+  for (int i = 0; i < HET_PLAN_CACHE; i++)
+    if (het_plan_cache[i] && het_plan_cache[i]->fingerprint == fp) {
+      het_entry_unref(het_plan_cache[i]);
+      het_plan_cache[i] = NULL;
+    }
+  pthread_mutex_unlock(&het_plan_lock);
+}
+
+het_status het_session_memory_check(const het_session *s) {
+  for (int i = 0; i < s->n_inputs; i++) {
+    const het_value *v = &s->graph->values[s->inputs[i]];
+    if (v->dtype == HET_DTYPE_UNDEFINED || !het_shape_is_concrete(&v->shape))
+      return HET_OK; /* planned per signature at run time */
+  }
+  het_memory_summary *m = calloc((size_t)s->n_providers + 1, sizeof *m);
+  if (!m)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "memory plan: out of memory");
+  het_status st = het_session_memory_summary(s, false, true, m);
+  free(m);
+  return st;
+}

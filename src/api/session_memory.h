@@ -42,6 +42,16 @@ het_status het_session_memory_summary(const het_session *s, bool latest,
                                       bool check_capacity,
                                       het_memory_summary *summary);
 
+/* Drops the cached plans of s's model (runs still using one keep it until
+ * they end).  For het_session_destroy.  Accepts a partly built session. */
+void het_session_memory_forget(const het_session *s);
+
+/* At session creation: when the input shapes are static, plans them (the
+ * plan is cached for the runs) and fails with ERR_CAPACITY, naming the
+ * device and the bytes, when a device cannot hold it.  HET_OK for
+ * symbolic shapes (checked per signature at run time). */
+het_status het_session_memory_check(const het_session *s);
+
 /* Number of plans computed since the process started (for tests: a cached
  * signature computes none). */
 long het_session_memory_plans_computed(void);
