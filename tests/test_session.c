@@ -338,6 +338,72 @@ START_TEST(test_cast_and_layout_boundaries) {
 }
 END_TEST
 
+static size_t count_substr(const char *s, const char *needle) {
+  size_t n = 0;
+  for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+    n++;
+  return n;
+}
+
+/* trace=true: every node and boundary step of every run, one lane per
+ * device stream, and the per-op summary. */
+START_TEST(test_trace_runs) {
+  het_session_options *o = emu_cpu_options("priority");
+  ck_assert_int_eq(het_session_options_set(o, "trace", "true"), HET_OK);
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  size_t per_run = 0;
+  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
+    het_node_placement p;
+    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
+    per_run += strstr(p.reason, "prepared once") == NULL;
+  }
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x, *y;
+  ck_assert_int_eq(het_tensor_create(d.dtype, d.dims, d.rank, &x), HET_OK);
+  ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+  het_tensor_destroy(y);
+  het_session_clear_trace(s); /* a warm-up run */
+  for (int r = 0; r < 2; r++) {
+    ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+    het_tensor_destroy(y);
+  }
+  char path[] = "/tmp/hetrt_trace_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert_int_eq(het_session_save_trace(s, path), HET_OK);
+  FILE *f = fopen(path, "r");
+  static char buf[1 << 20];
+  size_t len = fread(buf, 1, sizeof buf - 1, f);
+  buf[len] = '\0';
+  fclose(f);
+  remove(path);
+  ck_assert_ptr_nonnull(strstr(buf, "\"traceEvents\""));
+  ck_assert_ptr_nonnull(strstr(buf, "\"emu compute\""));
+  ck_assert_ptr_nonnull(strstr(buf, "\"copies\""));
+  ck_assert_uint_eq(count_substr(buf, "\"ph\":\"X\""), 2 * per_run);
+  ck_assert_uint_eq(count_substr(buf, "\"run\":1"), per_run);
+  char *summary;
+  ck_assert_int_eq(het_session_get_profile_summary(s, &summary), HET_OK);
+  ck_assert_ptr_nonnull(strstr(summary, "over 2 runs"));
+  ck_assert_ptr_nonnull(strstr(summary, "Conv"));
+  ck_assert_ptr_nonnull(strstr(summary, "Copy"));
+  het_string_destroy(summary);
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+  /* Without trace=true there is nothing to write. */
+  ck_assert_int_eq(het_session_options_set(o, "trace", "false"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_int_eq(het_session_save_trace(s, "/tmp/unused"),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(het_last_error(), "trace=true"));
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
 static Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *core = tcase_create("core");
@@ -351,6 +417,7 @@ static Suite *session_suite(void) {
   tcase_add_test(core, test_node_times_guide_cost);
   tcase_add_test(core, test_measure_and_save);
   tcase_add_test(core, test_cast_and_layout_boundaries);
+  tcase_add_test(core, test_trace_runs);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_checked_fixture(errors, setup, teardown);

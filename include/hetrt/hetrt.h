@@ -173,6 +173,9 @@ HET_API het_status het_session_options_set_threads(
  *                into Conv)
  *   "measure"    "true": time every node of every run, for
  *                het_session_save_node_times (default "false")
+ *   "trace"      "true": keep the start and end of every node and
+ *                boundary step of every run, for het_session_save_trace
+ *                and het_session_get_profile_summary (default "false")
  *   "node_times" path of a file written by het_session_save_node_times:
  *                the cost algorithm uses those measured times instead of
  *                estimates for the nodes and providers it lists
@@ -282,6 +285,24 @@ HET_API het_status het_session_save_node_times(het_session *session,
 HET_API het_status het_session_get_planned_peak(const het_session *session,
                                                 const char *provider,
                                                 size_t *bytes);
+
+/* Writes the traced runs of a session created with trace=true as a Chrome
+ * trace (JSON for chrome://tracing or Perfetto): one lane per device
+ * stream (each provider's compute, the copies, the host-side casts and
+ * layout changes), each step with its node name, op type, provider, run
+ * index and, for boundary steps, the bytes moved.  Thread-safe. */
+HET_API het_status het_session_save_trace(het_session *session,
+                                          const char *path);
+
+/* Forgets what has been traced so far (e.g. warm-up runs).  Accepts a
+ * session without trace=true (then does nothing).  Thread-safe. */
+HET_API void het_session_clear_trace(het_session *session);
+
+/* A text table of the traced runs' time per op type and provider (calls
+ * per run, total, per run, share), longest first.  *out is caller-owned
+ * (het_string_destroy).  Requires trace=true.  Thread-safe. */
+HET_API het_status het_session_get_profile_summary(het_session *session,
+                                                   char **out);
 
 /* Frees a string returned by hetrt.  Accepts NULL. */
 HET_API void het_string_destroy(char *s);

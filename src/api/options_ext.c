@@ -114,11 +114,11 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
                      "extended",
                      value);
   }
-  if (strcmp(key, "measure") == 0) {
+  if (strcmp(key, "measure") == 0 || strcmp(key, "trace") == 0) {
     if (strcmp(value, "true") && strcmp(value, "false"))
       return het_error(HET_ERR_INVALID_ARGUMENT,
-                       "option 'measure': '%s' is not true or false", value);
-    o->measure = strcmp(value, "true") == 0;
+                       "option '%s': '%s' is not true or false", key, value);
+    *(key[0] == 'm' ? &o->measure : &o->trace) = strcmp(value, "true") == 0;
     return HET_OK;
   }
   if (strcmp(key, "node_times") == 0) {

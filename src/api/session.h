@@ -47,6 +47,7 @@ struct het_session_options {
   int opt_level;          /* optimization: 0 none, 1 basic, 2 extended */
   bool non_strict;        /* strict=false */
   bool measure;           /* measure=true: time every node of every run */
+  bool trace;             /* trace=true: keep every node's start and end */
   char *node_times;       /* node_times=PATH: measured times to plan with */
   int n_kv;
   het_kv *kv;             /* provider options, key "<provider>.<key>" */
@@ -83,7 +84,16 @@ struct het_session {
 };
 
 /* session_measure.c: per-node timing of runs and the node-times file. */
-het_status het_measure_create(het_session *s);
+#define HET_TRACE_MAX_EVENTS 2000000
+typedef struct het_trace_event {
+  int node;
+  long run;         /* index of the traced run */
+  double t0, t1;    /* seconds since the session was created */
+} het_trace_event;
+het_status het_measure_create(het_session *s, bool times, bool trace);
+/* A copy of the trace (caller frees *events). */
+het_status het_measure_snapshot(het_session *s, het_trace_event **events,
+                                size_t *n, long *runs);
 void het_measure_destroy(het_session *s);
 het_status het_measure_begin(het_session *s, het_run_ctx *ctx);
 void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st);

@@ -266,8 +266,8 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
                               &s->arena, &s->partition));
   HET_TRY(het_compile_steps(s));
   HET_TRY(het_place_initializers(s));
-  if (o && o->measure)
-    HET_TRY(het_measure_create(s));
+  if (o && (o->measure || o->trace))
+    HET_TRY(het_measure_create(s, o->measure, o->trace));
   HET_TRY(het_count_uses(s));
   return het_session_memory_check(s);
 }

@@ -1,8 +1,9 @@
-/* session_measure.c — per-node timing for the profile-guided mode.  With
- * option measure=true every run times each node (the providers add into
- * het_run_ctx.node_seconds) and successful runs are accumulated here under
- * a mutex; het_session_save_node_times writes the means, and a later
- * session given node_times=PATH plans with them instead of estimates.
+/* session_measure.c — per-node timing of runs.  Providers report every
+ * node they run through het_run_ctx.record; each run collects its records
+ * and successful runs are merged into the session under a mutex.  With
+ * measure=true the per-node means feed het_session_save_node_times (the
+ * profile-guided mode: a later session given node_times=PATH plans with
+ * them); with trace=true every event is kept for het_session_save_trace.
  * File format, one node per line: NAME<TAB>PROVIDER<TAB>SECONDS<TAB>RUNS;
  * lines starting with '#' are comments.
  */
@@ -18,15 +19,32 @@
 struct het_measure {
   pthread_mutex_t mu;
   int n_nodes;
+  bool times;        /* measure=true: per-node sums */
   double *sum;
   long *runs;
+  bool trace;        /* trace=true: every node of every run */
+  het_trace_event *events;
+  size_t n_events, cap_events;
+  long n_runs;       /* successful traced runs */
+  double origin;     /* het_run_clock() at creation: trace time zero */
 };
 
-het_status het_measure_create(het_session *s) {
+/* One run's records, reached through het_run_ctx.recorder. */
+typedef struct het_run_rec {
+  struct het_measure *m;
+  double *seconds;
+  het_trace_event *events;
+  size_t n_events, cap_events;
+  bool failed; /* out of memory: the run's records are dropped */
+} het_run_rec;
+
+het_status het_measure_create(het_session *s, bool times, bool trace) {
   struct het_measure *m = calloc(1, sizeof *m);
   if (!m)
     return het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
   m->n_nodes = s->graph->n_nodes;
+  m->times = times;
+  m->trace = trace;
   m->sum = calloc((size_t)m->n_nodes + 1, sizeof *m->sum);
   m->runs = calloc((size_t)m->n_nodes + 1, sizeof *m->runs);
   if (!m->sum || !m->runs) {
@@ -36,6 +54,7 @@ het_status het_measure_create(het_session *s) {
     return het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
   }
   pthread_mutex_init(&m->mu, NULL);
+  m->origin = het_run_clock();
   s->measure = m;
   return HET_OK;
 }
@@ -47,34 +66,118 @@ void het_measure_destroy(het_session *s) {
   pthread_mutex_destroy(&m->mu);
   free(m->sum);
   free(m->runs);
+  free(m->events);
   free(m);
   s->measure = NULL;
+}
+
+static void het_rec_node(void *recorder, int node, double t0, double t1) {
+  het_run_rec *r = recorder;
+  if (node < 0 || node >= r->m->n_nodes)
+    return;
+  r->seconds[node] += t1 - t0;
+  if (!r->m->trace || r->failed)
+    return;
+  if (r->n_events == r->cap_events) {
+    size_t cap = r->cap_events ? 2 * r->cap_events : 256;
+    het_trace_event *e = realloc(r->events, cap * sizeof *e);
+    if (!e) {
+      r->failed = true;
+      return;
+    }
+    r->events = e;
+    r->cap_events = cap;
+  }
+  r->events[r->n_events++] = (het_trace_event){node, 0, t0 - r->m->origin,
+                                               t1 - r->m->origin};
 }
 
 het_status het_measure_begin(het_session *s, het_run_ctx *ctx) {
   if (!s->measure)
     return HET_OK;
-  ctx->node_seconds = calloc((size_t)s->measure->n_nodes + 1, sizeof(double));
-  return ctx->node_seconds
-             ? HET_OK
-             : het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
+  het_run_rec *r = calloc(1, sizeof *r);
+  if (r)
+    r->seconds = calloc((size_t)s->measure->n_nodes + 1, sizeof(double));
+  if (!r || !r->seconds) {
+    free(r);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
+  }
+  r->m = s->measure;
+  ctx->record = het_rec_node;
+  ctx->recorder = r;
+  return HET_OK;
+}
+
+/* Appends a run's events to the session's trace (mutex held). */
+static void het_trace_merge(struct het_measure *m, het_run_rec *r) {
+  if (r->failed || m->n_events + r->n_events > HET_TRACE_MAX_EVENTS)
+    return;
+  if (m->n_events + r->n_events > m->cap_events) {
+    size_t cap = m->cap_events ? m->cap_events : 1024;
+    while (cap < m->n_events + r->n_events)
+      cap *= 2;
+    het_trace_event *e = realloc(m->events, cap * sizeof *e);
+    if (!e)
+      return;
+    m->events = e;
+    m->cap_events = cap;
+  }
+  for (size_t k = 0; k < r->n_events; k++) {
+    r->events[k].run = m->n_runs;
+    m->events[m->n_events++] = r->events[k];
+  }
+  m->n_runs++;
 }
 
 void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st) {
   struct het_measure *m = s->measure;
-  if (!m || !ctx->node_seconds)
+  het_run_rec *r = ctx->recorder;
+  if (!m || !r)
     return;
   if (st == HET_OK) {
     pthread_mutex_lock(&m->mu);
-    for (int n = 0; n < m->n_nodes; n++)
+    for (int n = 0; m->times && n < m->n_nodes; n++)
       if (s->partition.kind[n] == HET_STEP_COMPUTE) {
-        m->sum[n] += ctx->node_seconds[n];
+        m->sum[n] += r->seconds[n];
         m->runs[n]++;
       }
+    if (m->trace)
+      het_trace_merge(m, r);
     pthread_mutex_unlock(&m->mu);
   }
-  free(ctx->node_seconds);
-  ctx->node_seconds = NULL;
+  free(r->seconds);
+  free(r->events);
+  free(r);
+  ctx->record = NULL;
+  ctx->recorder = NULL;
+}
+
+void het_session_clear_trace(het_session *s) {
+  struct het_measure *m = s ? s->measure : NULL;
+  if (!m)
+    return;
+  pthread_mutex_lock(&m->mu);
+  m->n_events = 0;
+  m->n_runs = 0;
+  pthread_mutex_unlock(&m->mu);
+}
+
+het_status het_measure_snapshot(het_session *s, het_trace_event **events,
+                                size_t *n, long *runs) {
+  struct het_measure *m = s->measure;
+  if (!m || !m->trace)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "trace: the session was not created with trace=true");
+  pthread_mutex_lock(&m->mu);
+  *events = malloc((m->n_events + 1) * sizeof **events);
+  if (*events) {
+    memcpy(*events, m->events, m->n_events * sizeof **events);
+    *n = m->n_events;
+    *runs = m->n_runs;
+  }
+  pthread_mutex_unlock(&m->mu);
+  return *events ? HET_OK
+                 : het_error(HET_ERR_OUT_OF_MEMORY, "trace: out of memory");
 }
 
 het_status het_session_save_node_times(het_session *s, const char *path) {
@@ -82,7 +185,7 @@ het_status het_session_save_node_times(het_session *s, const char *path) {
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "het_session_save_node_times: NULL argument");
   struct het_measure *m = s->measure;
-  if (!m)
+  if (!m || !m->times)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "node times: the session was not created with "
                      "measure=true");

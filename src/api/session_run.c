@@ -117,8 +117,11 @@ static het_status het_run_boundary(het_session *s, het_run_ctx *ctx, int node,
   if (!dst)
     return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory", n->name);
   het_status st = HET_OK;
+  double t0 = ctx->record ? het_run_clock() : 0;
   if (kind != HET_STEP_COPY || !het_run_copy_planned(ctx, n, src, to, dst, &st))
     st = het_boundary_run(kind, n, src, to, dst);
+  if (ctx->record)
+    ctx->record(ctx->recorder, node, t0, het_run_clock());
   if (st != HET_OK) {
     het_tensor_destroy(dst);
     return st;

@@ -18,7 +18,10 @@ struct het_run_ctx {
   het_tensor **values;   /* n_values entries */
   int *remaining_uses;   /* consumers left per value; -1 = keep */
   bool *owned;           /* values[id] is owned by the run */
-  double *node_seconds;  /* per node id: seconds spent, when measuring */
+  /* When non-NULL, providers report each node they run with its start and
+   * end time (het_run_clock seconds), for measurements and traces. */
+  void (*record)(void *recorder, int node, double t0, double t1);
+  void *recorder;
   /* Memory plan of this run (executor/memplan.h) and its host arena block;
    * NULL: every value is its own allocation (subgraph bodies, no plan).
    * Tensors placed in the arena do not own their data. */
@@ -39,7 +42,7 @@ void het_run_ctx_deinit(het_run_ctx *ctx);
 het_status het_run_take_outputs(het_run_ctx *ctx, const int *ids, size_t n,
                                 het_tensor **outputs);
 
-/* Monotonic seconds, for providers that time nodes into node_seconds. */
+/* Monotonic seconds, for providers that report nodes to ctx->record. */
 static inline double het_run_clock(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -101,6 +101,31 @@ expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --warmup 1 --runs 3 && {
   expect_last "^median_ms=[0-9]+\.[0-9]+$"
 }
 
+echo "== hetrt profile"
+expect_rc 0 "$HETRT" profile "$NODE/test_add/model.onnx" --runs 2 -o "$WORK/trace.json" && {
+  expect_out "per-op time over 2 runs"
+  expect_out "Add "
+  /usr/bin/python3 - "$WORK/trace.json" <<'PY' || fail "trace.json is not a Chrome trace with 2 Add events"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+adds = [e for e in events if e.get("ph") == "X" and e.get("cat") == "Add"]
+assert len(adds) == 2 and all(e["dur"] >= 0 and "provider" in e["args"] for e in adds)
+assert any(e.get("ph") == "M" and e["args"]["name"] == "cpu compute" for e in events)
+PY
+}
+expect_rc 2 "$HETRT" profile "$NODE/test_add/model.onnx" -o
+
+echo "== placement options"
+expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --runs 1 --providers emu,cpu --explain \
+  --devices "$(dirname "$0")/../../configs/devices/npu.yaml" --algorithm priority && {
+  expect_out "placement report"
+  expect_out "estimated latency: cost"
+}
+expect_rc 1 "$HETRT" bench "$NODE/test_add/model.onnx" --algorithm fastest && expect_err "fastest"
+expect_rc 1 "$HETRT" bench "$NODE/test_add/model.onnx" --providers cuda,cpu && expect_err "cuda"
+expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --runs 1 --providers cuda,cpu --non-strict --explain &&
+  expect_out "provider 'cuda' skipped"
+
 if [ "$failures" -ne 0 ]; then
   echo "test_cli: $failures check(s) failed"
   exit 1

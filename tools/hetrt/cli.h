@@ -98,5 +98,6 @@ double cli_now_ms(void);
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_test(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+int cli_cmd_profile(int argc, char **argv);
 
 #endif

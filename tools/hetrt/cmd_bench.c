@@ -1,7 +1,9 @@
 /* cmd_bench.c — `hetrt bench MODEL ...`: times session creation, then
  * warm-up and timed runs on given (--input, positional .pb) or generated
  * inputs, through the public API.  Prints per-run statistics and ends with
- * the line "median_ms=X".
+ * the line "median_ms=X".  `hetrt profile MODEL [-o TRACE.json]` is the
+ * same with the session's trace on: it writes a Chrome trace of the timed
+ * runs and prints the per-op summary table first.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@ typedef struct bench_args {
   cli_common common;
   const char *model;
   long warmup, runs;
+  bool profile;          /* `hetrt profile` */
+  const char *trace_out; /* -o FILE (profile) */
   const char *positional[CLI_MAX_ARGS];
   size_t n_positional;
 } bench_args;
@@ -26,12 +30,17 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
       r = cli_parse_int("--warmup", v, 0, &a->warmup) ? 1 : -1;
     else if (r == 0 && !missing && (v = cli_opt_value(argc, argv, &i, "--runs", &missing)))
       r = cli_parse_int("--runs", v, 1, &a->runs) ? 1 : -1;
+    else if (r == 0 && !missing && a->profile &&
+             ((v = cli_opt_value(argc, argv, &i, "-o", &missing)) ||
+              (!missing && (v = cli_opt_value(argc, argv, &i, "--output", &missing)))))
+      r = (a->trace_out = v) ? 1 : -1;
     if (r < 0 || missing)
       return 2;
     if (r > 0)
       continue;
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      fprintf(stderr, "hetrt bench: unknown option '%s'\n", argv[i]);
+      fprintf(stderr, "hetrt %s: unknown option '%s'\n", a->profile ? "profile" : "bench",
+              argv[i]);
       return 2;
     }
     if (!a->model)
@@ -40,8 +49,9 @@ static int bench_parse(int argc, char **argv, bench_args *a) {
       a->positional[a->n_positional++] = argv[i];
   }
   if (!a->model) {
-    fprintf(stderr, "usage: hetrt bench MODEL [FILE.pb ...] [--input NAME=FILE.pb ...] "
-                    "[--dim NAME=V ...] [--warmup N] [--runs N] [--providers LIST] [--threads N]\n");
+    fprintf(stderr, "usage: hetrt %s MODEL [FILE.pb ...] [--input NAME=FILE.pb ...] "
+                    "[--dim NAME=V ...] [--warmup N] [--runs N] [--providers LIST] [--threads N]%s\n",
+            a->profile ? "profile" : "bench", a->profile ? " [-o TRACE.json]" : "");
     return 2;
   }
   return 0;
@@ -93,8 +103,24 @@ static void bench_report(double *times, long n) {
   printf("median_ms=%.3f\n", median);
 }
 
-int cli_cmd_bench(int argc, char **argv) {
-  bench_args a = {.warmup = 3, .runs = 20};
+/* profile: writes the trace of the timed runs and prints its summary. */
+static bool bench_profile_report(het_session *s, const bench_args *a) {
+  const char *path = a->trace_out ? a->trace_out : "trace.json";
+  char *summary = NULL;
+  if (het_session_save_trace(s, path) != HET_OK ||
+      het_session_get_profile_summary(s, &summary) != HET_OK) {
+    fprintf(stderr, "hetrt profile: %s\n", het_last_error());
+    return false;
+  }
+  fputs(summary, stdout);
+  het_string_destroy(summary);
+  printf("trace (chrome://tracing, Perfetto) written to %s\n", path);
+  return true;
+}
+
+static int bench_main(int argc, char **argv, bool profile) {
+  bench_args a = {.warmup = profile ? 1 : 3, .runs = profile ? 5 : 20,
+                  .profile = profile};
   int rc = bench_parse(argc, argv, &a);
   het_env *env = NULL;
   het_session_options *opts = NULL;
@@ -110,6 +136,10 @@ int cli_cmd_bench(int argc, char **argv) {
   }
   if (!(opts = cli_make_options(&a.common)))
     goto done;
+  if (profile && het_session_options_set(opts, "trace", "true") != HET_OK) {
+    fprintf(stderr, "hetrt profile: %s\n", het_last_error());
+    goto done;
+  }
   double t0 = cli_now_ms();
   if (het_session_create(env, a.model, opts, &s) != HET_OK) {
     fprintf(stderr, "hetrt bench: %s: %s\n", a.model, het_last_error());
@@ -124,8 +154,11 @@ int cli_cmd_bench(int argc, char **argv) {
     cli_print_tensor_summary(stdout, "input", in.names[k], in.tensors[k]);
   size_t n_out = het_session_get_output_count(s);
   times = malloc((size_t)a.runs * sizeof *times);
-  if (!times || !bench_loop(s, &in, n_out, a.warmup, NULL) ||
-      !bench_loop(s, &in, n_out, a.runs, times))
+  if (!times || !bench_loop(s, &in, n_out, a.warmup, NULL))
+    goto done;
+  if (profile) /* trace the timed runs only */
+    het_session_clear_trace(s);
+  if (!bench_loop(s, &in, n_out, a.runs, times) || (profile && !bench_profile_report(s, &a)))
     goto done;
   if (a.common.save_times) {
     if (het_session_save_node_times(s, a.common.save_times) != HET_OK) {
@@ -147,3 +180,7 @@ done:
   cli_common_clear(&a.common);
   return rc;
 }
+
+int cli_cmd_bench(int argc, char **argv) { return bench_main(argc, argv, false); }
+
+int cli_cmd_profile(int argc, char **argv) { return bench_main(argc, argv, true); }

@@ -20,6 +20,9 @@ static void cli_usage(FILE *f) {
           "            every case under DIR; prints PASS/FAIL/SKIP per case and a summary\n"
           "  bench MODEL [--warmup N] [--runs N] [--input NAME=FILE.pb ...] [--dim NAME=V ...]\n"
           "            times runs on given or generated inputs; last line median_ms=X\n"
+          "  profile MODEL [-o TRACE.json] [--runs N] [bench options]\n"
+          "            traces the runs: Chrome trace (one lane per device stream)\n"
+          "            and a per-op time table\n"
           "\n"
           "common options:\n"
           "  --providers LIST   provider priority list, e.g. cpu or cuda,cpu\n"
@@ -55,6 +58,8 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "run") == 0)
     return cli_cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "profile") == 0)
+    return cli_cmd_profile(argc - 1, argv + 1);
   if (strcmp(cmd, "test") == 0)
     return cli_cmd_test(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0)

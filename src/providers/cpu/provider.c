@@ -109,6 +109,8 @@ static void het_cpu_destroy_compiled(void *state, void *compiled) {
 static het_status het_cpu_compile(void *state, const het_graph *graph,
                                   const int *nodes, int n_nodes, void **out) {
   het_status st = HET_OK;
+  if (state) /* oneDNN prepares (reorders weights) on this thread */
+    het_threadpool_set_omp_threads(((het_cpu_state *)state)->threads);
   het_cpu_compiled *c = calloc(1, sizeof *c);
   if (!c)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
@@ -207,10 +209,10 @@ static het_status het_cpu_run(void *state, void *compiled, het_run_ctx *ctx) {
   het_cpu_compiled *c = compiled;
   het_threadpool_set_omp_threads(((het_cpu_state *)state)->threads);
   for (int i = 0; i < c->n_nodes; i++) {
-    double t0 = ctx->node_seconds ? het_run_clock() : 0;
+    double t0 = ctx->record ? het_run_clock() : 0;
     HET_TRY(het_cpu_run_node(state, c, i, ctx));
-    if (ctx->node_seconds)
-      ctx->node_seconds[c->nodes[i]] += het_run_clock() - t0;
+    if (ctx->record)
+      ctx->record(ctx->recorder, c->nodes[i], t0, het_run_clock());
   }
   return HET_OK;
 }

@@ -267,10 +267,10 @@ static het_status het_emu_run_node(het_emu_state *s, het_emu_compiled *c,
 het_status het_emu_run(void *state, void *compiled, het_run_ctx *ctx) {
   het_emu_compiled *c = compiled;
   for (int i = 0; i < c->n_nodes; i++) {
-    double t0 = ctx->node_seconds ? het_run_clock() : 0;
+    double t0 = ctx->record ? het_run_clock() : 0;
     HET_TRY(het_emu_run_node(state, c, i, ctx));
-    if (ctx->node_seconds)
-      ctx->node_seconds[c->nodes[i]] += het_run_clock() - t0;
+    if (ctx->record)
+      ctx->record(ctx->recorder, c->nodes[i], t0, het_run_clock());
   }
   return HET_OK;
 }
