@@ -4,7 +4,9 @@
  * inline walks, and whole models whose outputs are bit-identical for 1, 2
  * and 3 threads (tests/data/threadpool/gen_parallel_ops.py, resnet_small).
  */
+#include <cblas.h>
 #include <check.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -287,40 +289,71 @@ typedef struct model_out {
   het_tensor *t[32];
 } model_out;
 
-static void run_model(const char *path, int threads, const char *input,
-                      const int64_t *dims, int rank, model_out *out) {
-  het_env *env = NULL;
+typedef struct model_session {
+  het_env *env;
+  het_session *s;
+  het_tensor *x;
+} model_session;
+
+static void open_model(const char *path, int threads, const int64_t *dims,
+                       int rank, model_session *m) {
   het_session_options *o = NULL;
-  het_session *s = NULL;
-  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  ck_assert_int_eq(het_env_create(&m->env), HET_OK);
   ck_assert_int_eq(het_session_options_create(&o), HET_OK);
   ck_assert_int_eq(het_session_options_set_threads(o, threads), HET_OK);
-  ck_assert_msg(het_session_create(env, path, o, &s) == HET_OK, "%s: %s",
-                path, het_last_error());
-  het_tensor *x = NULL;
-  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, rank, &x),
+  ck_assert_msg(het_session_create(m->env, path, o, &m->s) == HET_OK,
+                "%s: %s", path, het_last_error());
+  het_session_options_destroy(o);
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, rank, &m->x),
                    HET_OK);
-  float *xd = het_tensor_get_data(x);
+  float *xd = het_tensor_get_data(m->x);
   uint32_t seed = 12345;
-  for (int64_t i = 0; i < het_tensor_get_count(x); i++) {
+  for (int64_t i = 0; i < het_tensor_get_count(m->x); i++) {
     seed = seed * 1664525u + 1013904223u;
     xd[i] = (float)(seed >> 8) / (float)(1u << 24) * 8.0f - 4.0f;
   }
-  out->n = het_session_get_output_count(s);
-  ck_assert_uint_le(out->n, 32);
+}
+
+static void close_model(model_session *m) {
+  het_tensor_destroy(m->x);
+  het_session_destroy(m->s);
+  het_env_destroy(m->env);
+}
+
+/* One run of an open model (any thread); status returned, not asserted. */
+static het_status run_open(model_session *m, const char *input,
+                           model_out *out) {
+  out->n = het_session_get_output_count(m->s);
+  if (out->n > 32)
+    return HET_ERR_INTERNAL;
   const char *names[1] = {input};
-  ck_assert_msg(het_session_run(s, names, &x, 1, NULL, out->n, out->t) ==
-                    HET_OK,
-                "%s threads=%d: %s", path, threads, het_last_error());
-  het_tensor_destroy(x);
-  het_session_destroy(s);
-  het_session_options_destroy(o);
-  het_env_destroy(env);
+  return het_session_run(m->s, names, &m->x, 1, NULL, out->n, out->t);
+}
+
+static void run_model(const char *path, int threads, const char *input,
+                      const int64_t *dims, int rank, model_out *out) {
+  model_session m = {0};
+  open_model(path, threads, dims, rank, &m);
+  ck_assert_msg(run_open(&m, input, out) == HET_OK, "%s threads=%d: %s",
+                path, threads, het_last_error());
+  close_model(&m);
 }
 
 static void free_out(model_out *m) {
   for (size_t i = 0; i < m->n; i++)
     het_tensor_destroy(m->t[i]);
+}
+
+/* Number of outputs of a and b that differ in any bit (or size). */
+static int count_differing(const model_out *a, const model_out *b) {
+  int bad = a->n != b->n;
+  for (size_t i = 0; i < a->n && i < b->n; i++) {
+    size_t nb = het_tensor_get_nbytes(a->t[i]);
+    bad += nb != het_tensor_get_nbytes(b->t[i]) ||
+           memcmp(het_tensor_get_data(a->t[i]), het_tensor_get_data(b->t[i]),
+                  nb) != 0;
+  }
+  return bad;
 }
 
 static void check_identical(const char *path, const char *input,
@@ -340,6 +373,26 @@ static void check_identical(const char *path, const char *input,
   free_out(&one), free_out(&many);
 }
 
+typedef struct runner_arg {
+  model_session *m;
+  const model_out *want;
+  int failures;
+} runner_arg;
+
+static void *runner_main(void *arg) {
+  runner_arg *a = arg;
+  for (int round = 0; round < 3; round++) {
+    model_out got = {0};
+    if (run_open(a->m, "x", &got) != HET_OK) {
+      a->failures++;
+      continue;
+    }
+    a->failures += count_differing(a->want, &got);
+    free_out(&got);
+  }
+  return NULL;
+}
+
 START_TEST(test_parallel_ops_bit_identical) {
   int64_t dims[4] = {2, 16, 64, 64};
   check_identical(PAR_MODEL, "x", dims, 4, 2);
@@ -347,9 +400,51 @@ START_TEST(test_parallel_ops_bit_identical) {
 }
 END_TEST
 
+START_TEST(test_concurrent_session_runs) {
+  /* Four threads run one 2-thread session at once: their kernels share
+   * the provider's pool; every result equals the 1-thread one. */
+  int64_t dims[4] = {2, 16, 64, 64};
+  model_out want = {0};
+  run_model(PAR_MODEL, 1, "x", dims, 4, &want);
+  model_session m = {0};
+  open_model(PAR_MODEL, 2, dims, 4, &m);
+  pthread_t th[4];
+  runner_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (runner_arg){.m = &m, .want = &want};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, runner_main, &args[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(args[i].failures, 0);
+  }
+  close_model(&m);
+  free_out(&want);
+}
+END_TEST
+
 START_TEST(test_resnet_small_bit_identical) {
   int64_t dims[4] = {1, 3, 16, 16};
   check_identical(RESNET_MODEL, "x", dims, 4, 2);
+}
+END_TEST
+
+START_TEST(test_library_threads_follow_setting) {
+  /* OpenBLAS (process-wide) and oneDNN's OpenMP (this thread's ICV) use
+   * the session's thread count after creating and running a session. */
+  int (*omp_max)(void) = NULL;
+  void *sym = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+  if (sym)
+    memcpy(&omp_max, &sym, sizeof omp_max);
+  int64_t dims[4] = {1, 3, 16, 16};
+  for (int threads = 3; threads >= 1; threads--) {
+    model_out out = {0};
+    run_model(RESNET_MODEL, threads, "x", dims, 4, &out);
+    free_out(&out);
+    ck_assert_int_eq(openblas_get_num_threads(), threads);
+    if (omp_max) /* absent in a build without oneDNN */
+      ck_assert_int_eq(omp_max(), threads);
+  }
 }
 END_TEST
 
@@ -422,7 +517,9 @@ static Suite *threadpool_suite(void) {
   tcase_add_test(core, test_idle_workers_use_no_cpu);
   tcase_add_test(core, test_bcast_pool_equals_inline);
   tcase_add_test(core, test_parallel_ops_bit_identical);
+  tcase_add_test(core, test_concurrent_session_runs);
   tcase_add_test(core, test_resnet_small_bit_identical);
+  tcase_add_test(core, test_library_threads_follow_setting);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_set_timeout(limits, 60);

@@ -124,6 +124,50 @@ static int64_t taps_before(int64_t start, int64_t k, int64_t dil,
   return n;
 }
 
+/* Taps [*lo, *hi) of a kernel of k taps at start, start + dil, ... that
+ * fall inside [0, n). */
+static void tap_range(int64_t start, int64_t k, int64_t dil, int64_t n,
+                      int64_t *lo, int64_t *hi) {
+  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  *hi = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
+  if (*hi > k)
+    *hi = k;
+  if (*lo > *hi)
+    *lo = *hi;
+}
+
+/* One output of pool2d_f32 over the valid taps only, in the same order
+ * (and so with the same result) as a walk that skips the others. */
+static float pool2d_f32_window(const pool_args *a, const float *xp,
+                               int64_t iw, int64_t hs, int64_t ws,
+                               const int64_t *kr, int64_t *arg) {
+  const het_conv_geom *g = &a->g;
+  int64_t dh = g->dil[0], dw = g->dil[1];
+  float acc = a->kind == POOL_MAX ? -INFINITY : 0.f;
+  *arg = -1;
+  if (kr[0] == kr[1] || kr[2] == kr[3])
+    return acc;
+  if (a->kind == POOL_AVG) {
+    for (int64_t kh = kr[0]; kh < kr[1]; kh++) {
+      int64_t rb = (hs + kh * dh) * iw + ws; /* row base; may be < 0 */
+      for (int64_t kw = kr[2]; kw < kr[3]; kw++)
+        acc += xp[rb + kw * dw];
+    }
+    return acc;
+  }
+  acc = xp[(hs + kr[0] * dh) * iw + ws + kr[2] * dw];
+  *arg = (hs + kr[0] * dh) * iw + ws + kr[2] * dw;
+  for (int64_t kh = kr[0]; kh < kr[1]; kh++) {
+    int64_t rb = (hs + kh * dh) * iw + ws;
+    for (int64_t kw = kr[2]; kw < kr[3]; kw++)
+      if (xp[rb + kw * dw] > acc) {
+        acc = xp[rb + kw * dw];
+        *arg = rb + kw * dw;
+      }
+  }
+  return acc;
+}
+
 /* float32 2-D max/average pooling: the hot path of CNNs.  Unit u is
  * output row u % oh of plane u / oh. */
 static void pool2d_f32(void *arg, int64_t u0, int64_t u1) {
@@ -138,27 +182,13 @@ static void pool2d_f32(void *arg, int64_t u0, int64_t u1) {
     int64_t p = u / oh, i = u % oh;
     const float *xp = x + p * ih * iw;
     int64_t hs = i * g->stride[0] - g->pad_b[0];
+    int64_t kr[4];
+    tap_range(hs, g->kernel[0], g->dil[0], ih, &kr[0], &kr[1]);
     for (int64_t j = 0; j < ow; j++) {
-      int64_t ws = j * g->stride[1] - g->pad_b[1], arg = -1, valid = 0;
-      float acc = a->kind == POOL_MAX ? -INFINITY : 0.f;
-      for (int64_t kh = 0; kh < g->kernel[0]; kh++) {
-        int64_t h = hs + kh * g->dil[0];
-        if (h < 0 || h >= ih)
-          continue;
-        for (int64_t kw = 0; kw < g->kernel[1]; kw++) {
-          int64_t w = ws + kw * g->dil[1];
-          if (w < 0 || w >= iw)
-            continue;
-          float v = xp[h * iw + w];
-          valid++;
-          if (a->kind == POOL_AVG)
-            acc += v;
-          else if (v > acc || arg < 0) {
-            acc = v;
-            arg = h * iw + w;
-          }
-        }
-      }
+      int64_t ws = j * g->stride[1] - g->pad_b[1], arg;
+      tap_range(ws, g->kernel[1], g->dil[1], iw, &kr[2], &kr[3]);
+      int64_t valid = (kr[1] - kr[0]) * (kr[3] - kr[2]);
+      float acc = pool2d_f32_window(a, xp, iw, hs, ws, kr, &arg);
       if (a->kind == POOL_AVG) {
         int64_t cnt =
             a->include_pad
