@@ -225,6 +225,36 @@ START_TEST(test_opset_lookup) {
 }
 END_TEST
 
+/* A node whose subgraph reads an outer value runs after that value's
+ * producer, even when it has no ordinary input from it. */
+START_TEST(test_subgraph_outer_read_orders) {
+  het_graph *g, *sub;
+  ck_assert_int_eq(het_graph_create(&g), HET_OK);
+  ck_assert_int_eq(het_graph_create(&sub), HET_OK);
+  mark_input(g, "cond");
+  mark_input(g, "x");
+  int if_id = add_node(g, "branch", "If", L("cond"), L("y"));
+  int mk_id = add_node(g, "make_k", "Relu", L("x"), L("k"));
+  mark_output(g, "y");
+  add_node(sub, "inner", "Identity", L("k"), L("out"));
+  mark_output(sub, "out");
+  ck_assert_int_eq(het_graph_validate(sub, g), HET_OK);
+  het_attr *a = het_arena_calloc(&g->arena, 1, sizeof *a);
+  a->name = "then_branch";
+  a->type = HET_ATTR_GRAPH;
+  a->g = sub;
+  g->nodes[if_id].attrs = a;
+  g->nodes[if_id].n_attrs = 1;
+  ck_assert_int_eq(het_graph_adopt_subgraph(g, sub), HET_OK);
+  ck_assert_int_eq(het_graph_validate(g, NULL), HET_OK);
+  ck_assert_int_eq(g->order[0], mk_id);
+  ck_assert_int_eq(g->order[1], if_id);
+  free(sub->outputs);
+  sub->outputs = NULL;
+  graph_free(g);
+}
+END_TEST
+
 static Suite *ir_suite(void) {
   Suite *s = suite_create("ir");
   TCase *core = tcase_create("core");
@@ -233,6 +263,7 @@ static Suite *ir_suite(void) {
   tcase_add_test(core, test_omitted_optional_input);
   tcase_add_test(core, test_attribute_getters);
   tcase_add_test(core, test_opset_lookup);
+  tcase_add_test(core, test_subgraph_outer_read_orders);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_dangling_input_names_node);

@@ -1,6 +1,7 @@
 /* session_build.c — from a loaded graph to a runnable session.
- * Pass 1 infers shapes and creates providers; pass 2 collects claims and
- * applies pinned/forbidden constraints to them; pass 3 assigns (priority,
+ * Pass 1 infers shapes, rewrites the graph (optimizer) and creates
+ * providers; pass 2 collects claims and applies pinned/forbidden
+ * constraints to them; pass 3 assigns (priority,
  * then cost unless asked for priority); pass 4 inserts boundary copies;
  * pass 5 compiles compute steps and places initializer copies once.
  */
@@ -13,6 +14,7 @@
 #include "api/session_memory.h"
 #include "core/infer.h"
 #include "core/status.h"
+#include "optimizer/optimizer.h"
 #include "executor/run.h"
 #include "transfer/boundary.h"
 
@@ -258,6 +260,7 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   het_constraints c;
   het_claim *claims[HET_MAX_PROVIDERS] = {0};
   HET_TRY(het_graph_infer_shapes(s->graph));
+  HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_EXTENDED, NULL));
   HET_TRY(het_session_add_providers(s, o));
   HET_TRY(het_resolve_constraints(s, o, &c));
   HET_TRY(het_collect_claims(s, &c, claims));

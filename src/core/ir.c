@@ -215,74 +215,123 @@ static het_status het_validate_sources(het_graph *g, const het_graph *outer) {
   return HET_OK;
 }
 
-/* Pass 2: Kahn's algorithm in node order (stable for ties). */
+/* Appends to deps (growing it) the values of g that sub, at any depth,
+ * reads from an enclosing scope. */
+static het_status het_outer_reads(const het_graph *g, const het_graph *sub,
+                                  int **deps, size_t *n, size_t *cap) {
+  for (int v = 0; v < sub->n_values; v++) {
+    const het_value *val = &sub->values[v];
+    if (val->producer >= 0 ||
+        (val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)))
+      continue;
+    int outer = het_graph_find_value((het_graph *)g, val->name);
+    if (outer < 0)
+      continue;
+    if (*n == *cap) {
+      size_t c = *cap ? 2 * *cap : 64;
+      int *d = realloc(*deps, c * sizeof *d);
+      if (!d)
+        return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+      *deps = d;
+      *cap = c;
+    }
+    (*deps)[(*n)++] = outer;
+  }
+  for (int k = 0; k < sub->n_nodes; k++)
+    for (int a = 0; a < sub->nodes[k].n_attrs; a++)
+      if (sub->nodes[k].attrs[a].type == HET_ATTR_GRAPH &&
+          sub->nodes[k].attrs[a].g)
+        HET_TRY(het_outer_reads(g, sub->nodes[k].attrs[a].g, deps, n, cap));
+  return HET_OK;
+}
+
+/* Pass 2a: per node, the values it depends on (inputs, and what its
+ * subgraphs read from this graph), as CSR: deps[start[i]..start[i+1]). */
+static het_status het_node_deps(const het_graph *g, size_t **start,
+                                int **deps) {
+  size_t n = 0, cap = 0;
+  int *d = NULL;
+  size_t *st = malloc(((size_t)g->n_nodes + 1) * sizeof *st);
+  if (!st)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+  for (int i = 0; i < g->n_nodes; i++) {
+    const het_node *node = &g->nodes[i];
+    st[i] = n;
+    for (int k = 0; k < node->n_inputs; k++) {
+      if (node->inputs[k] < 0)
+        continue;
+      if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        int *grown = realloc(d, cap * sizeof *grown);
+        if (!grown) {
+          free(d);
+          free(st);
+          return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+        }
+        d = grown;
+      }
+      d[n++] = node->inputs[k];
+    }
+    for (int a = 0; a < node->n_attrs; a++)
+      if (node->attrs[a].type == HET_ATTR_GRAPH && node->attrs[a].g) {
+        het_status e = het_outer_reads(g, node->attrs[a].g, &d, &n, &cap);
+        if (e != HET_OK) {
+          free(d);
+          free(st);
+          return e;
+        }
+      }
+  }
+  st[g->n_nodes] = n;
+  *start = st;
+  *deps = d;
+  return HET_OK;
+}
+
+/* Pass 2b: Kahn's algorithm in node order (stable for ties). */
 static het_status het_validate_order(het_graph *g) {
   int n = g->n_nodes;
+  size_t *start = NULL;
+  int *deps = NULL;
+  HET_TRY(het_node_deps(g, &start, &deps));
   int *indeg = calloc((size_t)n + 1, sizeof *indeg);
   int *order = malloc(((size_t)n + 1) * sizeof *order);
   int *queue = malloc(((size_t)n + 1) * sizeof *queue);
+  int *cnt = calloc((size_t)g->n_values + 1, sizeof *cnt);
+  int *fill = calloc((size_t)g->n_values + 1, sizeof *fill);
+  int *adj = malloc((start[n] + 1) * sizeof *adj);
   het_status st = HET_OK;
-  if (!indeg || !order || !queue) {
+  if (!indeg || !order || !queue || !cnt || !fill || !adj) {
     st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
     goto fail;
   }
+  /* Edges value -> dependent nodes, as CSR over values. */
   for (int i = 0; i < n; i++)
-    for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-      int v = g->nodes[i].inputs[k];
-      if (v >= 0 && g->values[v].producer >= 0)
+    for (size_t k = start[i]; k < start[i + 1]; k++) {
+      if (g->values[deps[k]].producer >= 0)
         indeg[i]++;
+      cnt[deps[k] + 1]++;
     }
+  for (int v = 0; v < g->n_values; v++)
+    cnt[v + 1] += cnt[v];
+  for (int i = 0; i < n; i++)
+    for (size_t k = start[i]; k < start[i + 1]; k++)
+      adj[cnt[deps[k]] + fill[deps[k]]++] = i;
   int head = 0, tail = 0, done = 0;
   for (int i = 0; i < n; i++)
     if (indeg[i] == 0)
       queue[tail++] = i;
-  /* Edges value→consumers: build CSR once. */
-  int *cnt = calloc((size_t)g->n_values + 1, sizeof *cnt);
-  int *adj = NULL;
-  if (!cnt) {
-    st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
-    goto fail;
-  }
-  size_t edges = 0;
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < g->nodes[i].n_inputs; k++)
-      if (g->nodes[i].inputs[k] >= 0) {
-        cnt[g->nodes[i].inputs[k] + 1]++;
-        edges++;
-      }
-  for (int v = 0; v < g->n_values; v++)
-    cnt[v + 1] += cnt[v];
-  adj = malloc((edges + 1) * sizeof *adj);
-  int *fill = calloc((size_t)g->n_values + 1, sizeof *fill);
-  if (!adj || !fill) {
-    free(fill);
-    free(cnt);
-    free(adj);
-    st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
-    goto fail;
-  }
-  for (int i = 0; i < n; i++)
-    for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-      int v = g->nodes[i].inputs[k];
-      if (v >= 0)
-        adj[cnt[v] + fill[v]++] = i;
-    }
   while (head < tail) {
     int i = queue[head++];
     order[done++] = i;
     const het_node *node = &g->nodes[i];
     for (int o = 0; o < node->n_outputs; o++) {
       int v = node->outputs[o];
-      if (v < 0)
-        continue;
-      for (int e = cnt[v]; e < cnt[v + 1]; e++)
+      for (int e = v < 0 ? 0 : cnt[v]; v >= 0 && e < cnt[v + 1]; e++)
         if (--indeg[adj[e]] == 0)
           queue[tail++] = adj[e];
     }
   }
-  free(fill);
-  free(cnt);
-  free(adj);
   if (done < n) {
     int bad = 0;
     while (bad < n && indeg[bad] == 0)
@@ -296,9 +345,14 @@ static het_status het_validate_order(het_graph *g) {
   g->order = order;
   order = NULL;
 fail:
+  free(start);
+  free(deps);
   free(indeg);
   free(order);
   free(queue);
+  free(cnt);
+  free(fill);
+  free(adj);
   return st;
 }
 

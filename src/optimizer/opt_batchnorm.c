@@ -118,10 +118,11 @@ static het_status het_opt_bn_apply(het_opt *o, int c, int n) {
     in[0] = conv->inputs[0];
     conv->inputs = in;
     conv->n_inputs = 3;
-  } else if (conv->inputs[2] >= 0) {
-    o->uses[conv->inputs[2]]--;
+  } else if (conv->inputs[2] >= 0 && conv->inputs[2] < o->n_values) {
+    o->uses[conv->inputs[2]]--; /* values added this round are untracked */
   }
-  o->uses[conv->inputs[1]]--;
+  if (conv->inputs[1] < o->n_values)
+    o->uses[conv->inputs[1]]--;
   conv->inputs[1] = w;
   conv->inputs[2] = b;
   int x = conv->outputs[0], y = g->nodes[n].outputs[0];

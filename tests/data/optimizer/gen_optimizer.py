@@ -176,6 +176,27 @@ def gen_bn_shared():
          14, [("W", w), ("cb", cb), ("g", g), ("b", b), ("m", m), ("v", v)])
 
 
+def gen_bn_chain():
+    # Conv -> BN -> BN -> Relu: the second BN folds into the already folded
+    # Conv within the same round.
+    x, w, cb = f32(1, 3, 5, 5), f32(4, 3, 3, 3), f32(4)
+    p = [f32(4), f32(4), f32(4), (RNG.random(4) + 0.5).astype(np.float32),
+         f32(4), f32(4), f32(4), (RNG.random(4) + 0.5).astype(np.float32)]
+    n = helper.make_node
+    nodes = [n("Conv", ["X", "W", "cb"], ["c"]),
+             n("BatchNormalization", ["c", "g1", "b1", "m1", "v1"], ["n1"]),
+             n("BatchNormalization", ["n1", "g2", "b2", "m2", "v2"], ["n2"]),
+             n("Relu", ["n2"], ["Y"])]
+    t = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w),
+                                   torch.from_numpy(cb))
+    for k in (0, 4):
+        g, b, m, v = (torch.from_numpy(a) for a in p[k:k + 4])
+        t = torch.nn.functional.batch_norm(t, m, v, g, b, eps=1e-5)
+    names = ["g1", "b1", "m1", "v1", "g2", "b2", "m2", "v2"]
+    save("bn_chain", nodes, [([("X", x)], [("Y", torch.relu(t).numpy())])], 14,
+         [("W", w), ("cb", cb)] + list(zip(names, p)))
+
+
 def gen_if_outer():
     # Both branches read outer values: k (a foldable Mul) and k_id (an
     # Identity of it); the If stays and so do the names it reads.  cond is
@@ -268,6 +289,7 @@ def main():
     gen_shape_dynamic()
     gen_bn_fold()
     gen_bn_shared()
+    gen_bn_chain()
     gen_if_outer()
     gen_cnn_bn()
     gen_fold_large()
