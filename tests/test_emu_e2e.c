@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,11 +279,69 @@ END_TEST
 static void setup(void) { ck_assert_int_eq(het_env_create(&env), HET_OK); }
 static void teardown(void) { het_env_destroy(env); }
 
+/* Soak: 1000 runs of a cpu+emu split in timed mode with random per-op
+ * delays, from two threads at once; every output is bit-identical to the
+ * first and within 1e-5 of the CPU-only result. */
+typedef struct soak_worker {
+  het_session *s;
+  het_tensor *x;
+  const het_tensor *first;
+  int runs, bad;
+  het_status st;
+} soak_worker;
+
+static void *soak_runs(void *arg) {
+  soak_worker *w = arg;
+  for (int r = 0; r < w->runs && w->st == HET_OK; r++) {
+    het_tensor *y = NULL;
+    w->st = run_once(w->s, w->x, &y);
+    if (w->st == HET_OK &&
+        memcmp(het_tensor_get_data(y), het_tensor_get_data((het_tensor *)w->first),
+               het_tensor_get_nbytes(y)) != 0)
+      w->bad++;
+    het_tensor_destroy(y);
+  }
+  return NULL;
+}
+
+START_TEST(test_jittered_soak) {
+  const char *model = models[_i];
+  het_tensor *want = cpu_reference(model);
+  const char *kv[] = {"providers=emu,cpu", "devices=" DEVICES "npu.yaml",
+                      "algorithm=priority", "emu.mode=timed",
+                      "emu.jitter_us=20", NULL};
+  het_session *s;
+  ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
+  ck_assert_int_gt(placed_on(s, "emu"), 0);
+  ck_assert_int_gt(placed_on(s, "cpu"), 0);
+  het_tensor *x = make_input(s), *first;
+  ck_assert_msg(run_once(s, x, &first) == HET_OK, "%s", het_last_error());
+  assert_close(first, want);
+  soak_worker w[2];
+  pthread_t th[2];
+  for (int t = 0; t < 2; t++) {
+    w[t] = (soak_worker){.s = s, .x = x, .first = first, .runs = 500};
+    pthread_create(&th[t], NULL, soak_runs, &w[t]);
+  }
+  for (int t = 0; t < 2; t++) {
+    pthread_join(th[t], NULL);
+    ck_assert_msg(w[t].st == HET_OK, "%s", het_last_error());
+    ck_assert_int_eq(w[t].bad, 0);
+  }
+  het_tensor_destroy(first);
+  het_tensor_destroy(x);
+  het_tensor_destroy(want);
+  het_session_destroy(s);
+}
+END_TEST
+
 static Suite *emu_e2e_suite(void) {
   Suite *s = suite_create("emu_e2e");
   TCase *core = tcase_create("core");
   tcase_add_checked_fixture(core, setup, teardown);
   tcase_add_loop_test(core, test_split_matches_cpu, 0, 8);
+  tcase_add_loop_test(core, test_jittered_soak, 0, 2);
+  tcase_set_timeout(core, 300);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_checked_fixture(limits, setup, teardown);
