@@ -1,14 +1,19 @@
-/* overlap.c — how much copy time hides behind compute when a session is
- * run by several threads at once (bench/overlap.sh).  The model's work is
- * on the emulated accelerator in timed mode, so copies take the profile's
- * link time and kernels its compute time; the emu has a compute stream and
- * a copy engine, so one run's copies can proceed during another's kernels.
+/* overlap.c — how much copy time hides behind compute (bench/overlap.sh).
+ * The model's work is on the emulated accelerator in timed mode, so copies
+ * take the profile's link time and kernels its compute time; the emu has a
+ * compute stream and a copy engine.  Two workloads:
+ *   concurrent K  K threads run the session at once (one run's copies
+ *                 during another's kernels), sequential executor;
+ *   streams       one run at a time with executor=streams on a model of
+ *                 several micro-batches (one micro-batch's copies during
+ *                 another's kernels).
  * Reported: per-run serial sum S (compute C + copies X, from the trace of
- * single-threaded runs), the wall time per run W with K concurrent runs,
- * 1 - W/S, the copy share X/S, and the fraction of copy time hidden
- * min(1, (S - W) / X).  Public API only.
+ * sequential single-threaded runs), the wall time per run W, 1 - W/S, the
+ * copy share X/S and the fraction of copy time hidden min(1, (S - W)/X).
+ * Public API only.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +21,13 @@
 
 #include "hetrt/hetrt.h"
 
+#define MAX_IN 16
+
 typedef struct worker {
   het_session *s;
-  const char *name;
-  het_tensor *x;
+  size_t n_in, n_out;
+  const char *names[MAX_IN];
+  het_tensor *x[MAX_IN];
   int runs;
   het_status st;
 } worker;
@@ -32,16 +40,17 @@ static double now_ms(void) {
 
 static void *work(void *arg) {
   worker *w = arg;
+  het_tensor *y[MAX_IN];
   w->st = HET_OK;
   for (int r = 0; r < w->runs && w->st == HET_OK; r++) {
-    het_tensor *y = NULL;
-    w->st = het_session_run(w->s, &w->name, &w->x, 1, NULL, 1, &y);
-    het_tensor_destroy(y);
+    w->st = het_session_run(w->s, w->names, w->x, w->n_in, NULL, w->n_out, y);
+    for (size_t k = 0; w->st == HET_OK && k < w->n_out; k++)
+      het_tensor_destroy(y[k]);
   }
   return NULL;
 }
 
-/* Runs `runs` runs spread over k threads; returns the wall time in ms. */
+/* Runs `runs` runs spread over k threads; the wall time per run in ms. */
 static double run_threads(worker *proto, int k, int runs, het_status *st) {
   pthread_t th[16];
   worker w[16];
@@ -57,86 +66,109 @@ static double run_threads(worker *proto, int k, int runs, het_status *st) {
     if (w[i].st != HET_OK)
       *st = w[i].st;
   }
-  return now_ms() - t0;
+  return (now_ms() - t0) / runs;
 }
 
 /* Per-run copy and total step time from the profile summary table. */
-static int trace_split(het_session *s, double *copy_ms, double *total_ms) {
+static void trace_split(het_session *s, double *copy_ms, double *total_ms) {
   char *text = NULL;
+  *copy_ms = *total_ms = 0;
   if (het_session_get_profile_summary(s, &text) != HET_OK)
-    return -1;
-  *copy_ms = 0;
-  *total_ms = 0;
+    return;
   const char *p = strstr(text, "runs (");
   if (p)
     sscanf(p, "runs (%lf", total_ms);
   for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
     char op[64], prov[32];
     double calls, total, per;
-    if (sscanf(line, " %63s %31s %lf %lf %lf", op, prov, &calls, &total, &per) == 5 &&
-        strcmp(op, "Copy") == 0)
+    if (sscanf(line, " %63s %31s %lf %lf %lf", op, prov, &calls, &total,
+               &per) == 5 && strcmp(op, "Copy") == 0)
       *copy_ms += per;
   }
   het_string_destroy(text);
-  return 0;
+}
+
+static het_session *open_session(het_env *env, const char *model,
+                                 const char *profile, const char *executor) {
+  het_session_options *o;
+  het_session *s = NULL;
+  het_session_options_create(&o);
+  const char *kv[][2] = {{"providers", "emu,cpu"}, {"devices", profile},
+                         {"algorithm", "priority"}, {"emu.mode", "timed"},
+                         {"trace", "true"}, {"executor", executor}};
+  het_status st = HET_OK;
+  for (size_t i = 0; st == HET_OK && i < sizeof kv / sizeof *kv; i++)
+    st = het_session_options_set(o, kv[i][0], kv[i][1]);
+  if (st == HET_OK)
+    st = het_session_create(env, model, o, &s);
+  het_session_options_destroy(o);
+  if (st != HET_OK)
+    fprintf(stderr, "overlap: %s\n", het_last_error());
+  return s;
+}
+
+static void bind_inputs(het_session *s, worker *w) {
+  w->s = s;
+  w->n_in = het_session_get_input_count(s);
+  w->n_out = het_session_get_output_count(s);
+  for (size_t i = 0; i < w->n_in && i < MAX_IN; i++) {
+    het_value_desc d;
+    het_session_get_input(s, i, &d);
+    w->names[i] = d.name;
+    het_tensor_create(d.dtype, d.dims, d.rank, &w->x[i]);
+  }
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: overlap MODEL PROFILE [RUNS] [THREADS]\n");
+  if (argc < 5) {
+    fprintf(stderr, "usage: overlap MODEL PROFILE RUNS concurrent K | streams\n");
     return 2;
   }
-  int runs = argc > 3 ? atoi(argv[3]) : 12, k = argc > 4 ? atoi(argv[4]) : 2;
+  int runs = atoi(argv[3]);
+  bool streams = strcmp(argv[4], "streams") == 0;
+  int k = streams ? 1 : (argc > 5 ? atoi(argv[5]) : 2);
   if (runs < 1 || k < 1 || k > 16)
     return 2;
   het_env *env;
-  het_session_options *o;
-  het_session *s;
   het_env_create(&env);
-  het_session_options_create(&o);
-  const char *kv[][2] = {{"providers", "emu,cpu"}, {"devices", argv[2]},
-                         {"algorithm", "priority"}, {"emu.mode", "timed"},
-                         {"trace", "true"}};
-  for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
-    if (het_session_options_set(o, kv[i][0], kv[i][1]) != HET_OK) {
-      fprintf(stderr, "overlap: %s\n", het_last_error());
-      return 1;
-    }
-  if (het_session_create(env, argv[1], o, &s) != HET_OK) {
-    fprintf(stderr, "overlap: %s\n", het_last_error());
+  het_session *seq = open_session(env, argv[1], argv[2], "sequential");
+  het_session *par = streams ? open_session(env, argv[1], argv[2], "streams") : seq;
+  if (!seq || !par)
     return 1;
-  }
-  het_value_desc d;
-  het_session_get_input(s, 0, &d);
-  het_tensor *x;
-  het_tensor_create(d.dtype, d.dims, d.rank, &x);
-  worker proto = {.s = s, .name = d.name, .x = x};
-  het_status st;
-  run_threads(&proto, 1, 1, &st); /* warm-up: plans, primitives */
-  het_session_clear_trace(s);
-  double serial_wall = run_threads(&proto, 1, runs, &st) / runs;
-  double copy = 0, sum = 0;
-  if (st != HET_OK || trace_split(s, &copy, &sum) != 0) {
-    fprintf(stderr, "overlap: %s\n", het_last_error());
-    return 1;
-  }
-  double wall = run_threads(&proto, k, runs, &st) / runs;
-  if (st != HET_OK) {
+  worker ws = {0}, wp = {0};
+  bind_inputs(seq, &ws);
+  bind_inputs(par, &wp);
+  het_status st, st2;
+  run_threads(&ws, 1, 1, &st); /* warm-up: plans, primitives */
+  run_threads(&wp, 1, 1, &st2);
+  het_session_clear_trace(seq);
+  double serial_wall = run_threads(&ws, 1, runs, &st);
+  double copy, sum;
+  trace_split(seq, &copy, &sum);
+  double wall = run_threads(&wp, k, runs, &st2);
+  if (st != HET_OK || st2 != HET_OK || sum <= 0) {
     fprintf(stderr, "overlap: %s\n", het_last_error());
     return 1;
   }
   double hidden = copy > 0 ? (sum - wall) / copy : 0;
   hidden = hidden < 0 ? 0 : hidden > 1 ? 1 : hidden;
   printf("per run: serial sum S=%.2f ms (compute %.2f ms + copies X=%.2f ms), "
-         "serial wall %.2f ms\n", sum, sum - copy, copy, serial_wall);
-  printf("%d concurrent runs: wall per run W=%.2f ms\n", k, wall);
+         "sequential wall %.2f ms\n", sum, sum - copy, copy, serial_wall);
+  if (streams)
+    printf("executor=streams, one run at a time: wall per run W=%.2f ms\n", wall);
+  else
+    printf("%d concurrent runs: wall per run W=%.2f ms\n", k, wall);
   printf("1 - W/S = %.1f%%   copy share X/S = %.1f%%   copy time hidden "
          "min(1,(S-W)/X) = %.1f%%\n", 100 * (1 - wall / sum), 100 * copy / sum,
          100 * hidden);
   printf("hidden_copy_fraction=%.3f\n", hidden);
-  het_tensor_destroy(x);
-  het_session_destroy(s);
-  het_session_options_destroy(o);
+  for (size_t i = 0; i < ws.n_in; i++)
+    het_tensor_destroy(ws.x[i]);
+  for (size_t i = 0; streams && i < wp.n_in; i++)
+    het_tensor_destroy(wp.x[i]);
+  if (streams)
+    het_session_destroy(par);
+  het_session_destroy(seq);
   het_env_destroy(env);
   return 0;
 }

@@ -404,6 +404,51 @@ START_TEST(test_trace_runs) {
 }
 END_TEST
 
+/* executor=streams: the same results as the sequential executor, under
+ * random per-op delays, and a failing kernel on one stream stops the run
+ * cleanly (the session stays usable). */
+START_TEST(test_streams_executor) {
+  het_session_options *o = emu_cpu_options("priority");
+  het_tensor *ref = run_model(o, NULL);
+  ck_assert_int_eq(het_session_options_set(o, "executor", "streams"), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "emu.mode", "timed"), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "emu.jitter_us", "50"), HET_OK);
+  het_session *s;
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x, *y;
+  ck_assert_int_eq(het_tensor_create(d.dtype, d.dims, d.rank, &x), HET_OK);
+  float *px = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    px[i] = (float)((i * 37) % 101) / 50.0f - 1.0f; /* as run_model */
+  for (int r = 0; r < 100; r++) {
+    ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+    ck_assert_int_eq(memcmp(het_tensor_get_data(y), het_tensor_get_data(ref),
+                            het_tensor_get_nbytes(ref)), 0);
+    het_tensor_destroy(y);
+  }
+  het_session_destroy(s);
+  ck_assert_int_eq(het_session_options_set(o, "emu.fail_kernel", "4"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK); /* names are the session's */
+  y = NULL;
+  ck_assert_int_ne(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+  ck_assert_ptr_null(y);
+  ck_assert_msg(strstr(het_last_error(), "injected fault"), "%s", het_last_error());
+  ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
+  ck_assert_int_eq(memcmp(het_tensor_get_data(y), het_tensor_get_data(ref),
+                          het_tensor_get_nbytes(ref)), 0);
+  het_tensor_destroy(y);
+  het_session_destroy(s);
+  ck_assert_int_eq(het_session_options_set(o, "executor", "async"),
+                   HET_ERR_INVALID_ARGUMENT);
+  het_tensor_destroy(x);
+  het_tensor_destroy(ref);
+  het_session_options_destroy(o);
+}
+END_TEST
+
 static Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *core = tcase_create("core");
@@ -418,6 +463,7 @@ static Suite *session_suite(void) {
   tcase_add_test(core, test_measure_and_save);
   tcase_add_test(core, test_cast_and_layout_boundaries);
   tcase_add_test(core, test_trace_runs);
+  tcase_add_test(core, test_streams_executor);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_checked_fixture(errors, setup, teardown);

@@ -171,6 +171,13 @@ HET_API het_status het_session_options_set_threads(
  *                (Identity/Dropout removal, dead nodes, constant folding)
  *                or "extended" (default: basic + BatchNormalization folded
  *                into Conv)
+ *   "executor"   "sequential" (default): steps run one after another
+ *                through a planned memory arena; "streams": each provider's
+ *                compute, copies to devices, copies to the host and
+ *                host-side conversions run on their own streams, a step
+ *                waiting only for the steps it reads from, so transfers
+ *                overlap compute (no arena; graphs with If/Loop/Scan run
+ *                sequentially)
  *   "measure"    "true": time every node of every run, for
  *                het_session_save_node_times (default "false")
  *   "trace"      "true": keep the start and end of every node and

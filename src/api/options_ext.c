@@ -121,6 +121,14 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
     *(key[0] == 'm' ? &o->measure : &o->trace) = strcmp(value, "true") == 0;
     return HET_OK;
   }
+  if (strcmp(key, "executor") == 0) {
+    if (strcmp(value, "sequential") && strcmp(value, "streams"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'executor': '%s' is not sequential or streams",
+                       value);
+    o->streams = strcmp(value, "streams") == 0;
+    return HET_OK;
+  }
   if (strcmp(key, "node_times") == 0) {
     char *copy = NULL;
     if (*value && !(copy = strdup(value)))

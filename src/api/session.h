@@ -6,6 +6,7 @@
 #define HET_API_SESSION_H
 
 #include "core/ir.h"
+#include "executor/streams.h"
 #include "partitioner/cost.h"
 #include "partitioner/partition.h"
 
@@ -48,6 +49,7 @@ struct het_session_options {
   bool non_strict;        /* strict=false */
   bool measure;           /* measure=true: time every node of every run */
   bool trace;             /* trace=true: keep every node's start and end */
+  bool streams;           /* executor=streams */
   char *node_times;       /* node_times=PATH: measured times to plan with */
   int n_kv;
   het_kv *kv;             /* provider options, key "<provider>.<key>" */
@@ -81,7 +83,16 @@ struct het_session {
   const char *warnings[HET_MAX_PROVIDERS];
   /* Per-node measurements (session_measure.c), when measure=true. */
   struct het_measure *measure;
+  /* executor=streams: the steps' streams and events (session_streams.c);
+   * n_steps == 0 when runs are sequential. */
+  het_stream_plan streams;
 };
+
+/* session_streams.c: the stream plan (executor=streams) and its run. */
+het_status het_session_plan_streams(het_session *s);
+het_status het_session_run_streams(het_session *s, het_run_ctx *ctx);
+/* session_run.c: runs step i of the partition (compute or boundary). */
+het_status het_run_step(het_session *s, het_run_ctx *ctx, int i);
 
 /* session_measure.c: per-node timing of runs and the node-times file. */
 #define HET_TRACE_MAX_EVENTS 2000000

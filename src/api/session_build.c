@@ -267,10 +267,16 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   HET_TRY(het_assign(s, o, &c, claims));
   HET_TRY(het_boundary_insert(s->graph, s->providers, s->info, s->host_memory,
                               &s->arena, &s->partition));
+  if (o && o->streams) { /* fine-grained steps, so streams can interleave */
+    s->partition.node_steps = true;
+    HET_TRY(het_partition_group(s->graph, &s->arena, &s->partition));
+  }
   HET_TRY(het_compile_steps(s));
   HET_TRY(het_place_initializers(s));
   if (o && (o->measure || o->trace))
     HET_TRY(het_measure_create(s, o->measure, o->trace));
   HET_TRY(het_count_uses(s));
+  if (o && o->streams)
+    HET_TRY(het_session_plan_streams(s));
   return het_session_memory_check(s);
 }

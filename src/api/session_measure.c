@@ -31,6 +31,7 @@ struct het_measure {
 
 /* One run's records, reached through het_run_ctx.recorder. */
 typedef struct het_run_rec {
+  pthread_mutex_t mu; /* steps of one run may report from several streams */
   struct het_measure *m;
   double *seconds;
   het_trace_event *events;
@@ -71,10 +72,7 @@ void het_measure_destroy(het_session *s) {
   s->measure = NULL;
 }
 
-static void het_rec_node(void *recorder, int node, double t0, double t1) {
-  het_run_rec *r = recorder;
-  if (node < 0 || node >= r->m->n_nodes)
-    return;
+static void het_rec_append(het_run_rec *r, int node, double t0, double t1) {
   r->seconds[node] += t1 - t0;
   if (!r->m->trace || r->failed)
     return;
@@ -92,6 +90,15 @@ static void het_rec_node(void *recorder, int node, double t0, double t1) {
                                                t1 - r->m->origin};
 }
 
+static void het_rec_node(void *recorder, int node, double t0, double t1) {
+  het_run_rec *r = recorder;
+  if (node < 0 || node >= r->m->n_nodes)
+    return;
+  pthread_mutex_lock(&r->mu);
+  het_rec_append(r, node, t0, t1);
+  pthread_mutex_unlock(&r->mu);
+}
+
 het_status het_measure_begin(het_session *s, het_run_ctx *ctx) {
   if (!s->measure)
     return HET_OK;
@@ -103,6 +110,7 @@ het_status het_measure_begin(het_session *s, het_run_ctx *ctx) {
     return het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
   }
   r->m = s->measure;
+  pthread_mutex_init(&r->mu, NULL);
   ctx->record = het_rec_node;
   ctx->recorder = r;
   return HET_OK;
@@ -145,6 +153,7 @@ void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st) {
       het_trace_merge(m, r);
     pthread_mutex_unlock(&m->mu);
   }
+  pthread_mutex_destroy(&r->mu);
   free(r->seconds);
   free(r->events);
   free(r);

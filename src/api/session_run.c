@@ -132,7 +132,7 @@ static het_status het_run_boundary(het_session *s, het_run_ctx *ctx, int node,
   return HET_OK;
 }
 
-static het_status het_run_step(het_session *s, het_run_ctx *ctx, int i) {
+het_status het_run_step(het_session *s, het_run_ctx *ctx, int i) {
   const het_subgraph *sg = &s->partition.subgraphs[i];
   if (het_step_is_static(sg->kind))
     return HET_OK; /* prepared at session creation */
@@ -166,9 +166,12 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
   for (int v = 0; st == HET_OK && v < s->graph->n_values; v++)
     if (s->placed[v])
       ctx.values[v] = s->placed[v];
-  if (st == HET_OK)
+  if (st == HET_OK && s->streams.n_steps)
+    st = het_session_run_streams(s, &ctx);
+  else if (st == HET_OK)
     st = het_session_memory_acquire(s, &ctx, &mem);
-  for (int i = 0; st == HET_OK && i < s->partition.n_subgraphs; i++)
+  for (int i = 0; st == HET_OK && !s->streams.n_steps &&
+                  i < s->partition.n_subgraphs; i++)
     st = het_run_step(s, &ctx, i);
   if (st == HET_OK)
     st = het_run_take_outputs(&ctx, ids, n_out, result);

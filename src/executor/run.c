@@ -183,6 +183,8 @@ static void het_run_drop(het_run_ctx *ctx, int v) {
 }
 
 void het_run_release_inputs(het_run_ctx *ctx, const het_node *node) {
+  if (ctx->lock)
+    pthread_mutex_lock(ctx->lock);
   for (int i = 0; i < node->n_inputs; i++) {
     int v = node->inputs[i];
     if (v < 0 || ctx->remaining_uses[v] < 0)
@@ -195,6 +197,8 @@ void het_run_release_inputs(het_run_ctx *ctx, const het_node *node) {
     if (v >= 0 && ctx->remaining_uses[v] == 0)
       het_run_drop(ctx, v);
   }
+  if (ctx->lock)
+    pthread_mutex_unlock(ctx->lock);
 }
 
 het_tensor *het_run_lookup_outer(const het_run_ctx *ctx, const char *name) {

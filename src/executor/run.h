@@ -6,6 +6,7 @@
 #ifndef HET_EXECUTOR_RUN_H
 #define HET_EXECUTOR_RUN_H
 
+#include <pthread.h>
 #include <time.h>
 
 #include "core/infer.h"
@@ -27,6 +28,9 @@ struct het_run_ctx {
    * Tensors placed in the arena do not own their data. */
   const struct het_memplan *plan;
   unsigned char *arena;
+  /* Held while releasing values when steps run on several streams at
+   * once; NULL in a sequential run. */
+  pthread_mutex_t *lock;
 };
 
 /* Sets up an empty value table for g: uses (per value, -1 = keep) is

@@ -57,6 +57,7 @@ typedef struct het_partition {
   unsigned char *kind; /* per node id: het_step_kind */
   int n_subgraphs;
   het_subgraph *subgraphs;
+  bool node_steps;     /* one compute node per step (executor=streams) */
 } het_partition;
 
 /* `priority` assignment: each node goes to the first provider (in list
@@ -71,7 +72,8 @@ het_status het_partition_first_claim(const het_graph *g,
                                      het_arena *arena, het_partition *out);
 
 /* Groups g->order into steps: maximal runs of compute nodes on one
- * provider, one step per copy node. */
+ * provider (single nodes when p->node_steps), one step per boundary
+ * node. */
 het_status het_partition_group(const het_graph *g, het_arena *arena,
                                het_partition *p);
 

@@ -12,7 +12,7 @@
 #include "partitioner/partition.h"
 
 static bool het_step_continues(const het_partition *p, int prev, int node) {
-  return p->kind[node] == HET_STEP_COMPUTE &&
+  return !p->node_steps && p->kind[node] == HET_STEP_COMPUTE &&
          p->kind[prev] == HET_STEP_COMPUTE &&
          p->provider[node] == p->provider[prev];
 }

@@ -95,6 +95,8 @@ all_formats() {
   # priority must split the made model (emu claims all but Erf); what cost
   # chooses depends on the measured CPU speed, so it is not required there.
   case " $* " in *" emu,cpu "*) [ "$algorithm" = priority ] && split=$REQUIRE_SPLIT ;; esac
+  # Every node of the file must appear in every format: no rewrites here.
+  set -- "$@" --optimization none
   pv 0 "$model" --algorithm "$algorithm" "$@" --format json || return
   cp "$WORK/out" "$WORK/report.json"
   local n

@@ -23,6 +23,7 @@ typedef struct pv_args {
   const char *output;
   const char *threads;
   const char *node_times;
+  const char *optimization;
   bool non_strict;
 } pv_args;
 
@@ -43,6 +44,8 @@ static void pv_usage(FILE *f) {
           "  -o, --output FILE      write the report to FILE instead of stdout\n"
           "  --threads N            CPU threads\n"
           "  --non-strict           skip unknown/unbuilt/absent providers with a warning\n"
+          "  --optimization LEVEL   graph rewrites first: none, basic or extended\n"
+          "                         (default; the report shows the rewritten graph)\n"
           "  --node-times FILE      plan with measured node times (hetrt bench\n"
           "                         --save-node-times FILE): profile-guided mode\n"
           "  -h, --help             this text;  --version  library and providers\n"
@@ -108,6 +111,8 @@ static int pv_parse(int argc, char **argv, pv_args *a, bool *done) {
       slot = &a->threads;
     } else if (strcmp(arg, "--node-times") == 0) {
       slot = &a->node_times;
+    } else if (strcmp(arg, "--optimization") == 0) {
+      slot = &a->optimization;
     } else if (strcmp(arg, "--non-strict") == 0) {
       a->non_strict = true;
       continue;
@@ -170,6 +175,8 @@ static het_status pv_options(const pv_args *a, het_session_options *o) {
     st = het_session_options_set(o, "strict", "false");
   if (st == HET_OK && a->node_times)
     st = het_session_options_set(o, "node_times", a->node_times);
+  if (st == HET_OK && a->optimization)
+    st = het_session_options_set(o, "optimization", a->optimization);
   if (st == HET_OK && a->n_devices) {
     char *list = pv_join_devices(a);
     if (!list) {

@@ -1,0 +1,317 @@
+#!/usr/bin/python3
+"""run.py — hetrt vs ONNX Runtime vs PyTorch CPU inference benchmark.
+
+Usage: /usr/bin/python3 bench/perf/run.py [--build DIR] [--threads 1,2] [--runs N]
+       [--warmup W] [--rounds K] [--models a,b] [--models-dir DIR] [--write-results]
+
+Generates the models (gen_models.py, random weights) if missing, then runs
+them interleaved: for each round, for each model and thread count, hetrt
+(`DIR/hetrt bench`), ONNX Runtime (node ort_bench.js, onnxruntime-node from
+bench/perf/node_modules) and PyTorch (this script in --torch-child mode), each
+in its own child process.  Every child reports its median run time and
+session start-up time; the table shows the lowest per-round median (the
+machine is shared, so the best round is the least disturbed one).  Peak RSS
+is the child's ru_maxrss from os.wait4 (whole process: it includes the node /
+python+torch runtime itself, so it is approximate and only comparable in
+magnitude).  --write-results also writes the table to bench/RESULTS.md.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import gen_models  # noqa: E402
+
+RUNTIMES = ("hetrt", "ort", "torch")
+CHILD_TIMEOUT_S = 900
+
+
+def run_child(cmd):
+    """Runs cmd; returns (rc, combined output, peak RSS in MiB, wall s)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        out = p.stdout.read().decode("utf-8", "replace")  # until the child closes it
+    finally:
+        p.stdout.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, out, ru.ru_maxrss / 1024.0, time.monotonic() - t0
+
+
+def bench_hetrt(args, path, threads):
+    cmd = [os.path.join(args.build, "hetrt"), "bench", path, "--threads", str(threads),
+           "--warmup", str(args.warmup), "--runs", str(args.runs)]
+    rc, out, rss, _ = run_child(cmd)
+    med = re.search(r"^median_ms=([0-9.]+)", out, re.M)
+    cre = re.search(r"^session_create_ms=([0-9.]+)", out, re.M)
+    if rc or not med:
+        return {"error": out.strip().splitlines()[-1:] or ["rc=%d" % rc]}
+    return {"ms": float(med.group(1)), "start_ms": float(cre.group(1)) if cre else None,
+            "rss": rss}
+
+
+def ort_available():
+    import glob
+    pat = os.path.join(HERE, "node_modules", "onnxruntime-node", "bin", "napi-v*", "linux",
+                       "x64", "*.node")
+    return bool(glob.glob(pat))
+
+
+def parse_json_line(out):
+    for line in reversed(out.splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                pass
+    return None
+
+
+def bench_ort(args, path, threads):
+    cmd = ["node", os.path.join(HERE, "ort_bench.js"), path, "--threads", str(threads),
+           "--warmup", str(args.warmup), "--runs", str(args.runs)]
+    rc, out, rss, _ = run_child(cmd)
+    j = parse_json_line(out)
+    if rc or not j:
+        return {"error": out.strip().splitlines()[-1:] or ["rc=%d" % rc]}
+    return {"ms": j["median_ms"], "start_ms": j["session_create_ms"], "rss": rss}
+
+
+def bench_torch(args, name, threads):
+    cmd = [sys.executable, os.path.abspath(__file__), "--torch-child", name, "--threads",
+           str(threads), "--warmup", str(args.warmup), "--runs", str(args.runs)]
+    rc, out, rss, _ = run_child(cmd)
+    j = parse_json_line(out)
+    if rc or not j:
+        return {"error": out.strip().splitlines()[-1:] or ["rc=%d" % rc]}
+    return {"ms": j["median_ms"], "start_ms": j["build_ms"], "rss": rss}
+
+
+def torch_child(name, threads, warmup, runs):
+    """Child mode: times the PyTorch eager model (same seed/weights as the export)."""
+    import torch
+    torch.set_num_threads(threads)
+    torch.set_num_interop_threads(1)
+    t0 = time.perf_counter()
+    model, x = gen_models.build(name)
+    build_ms = (time.perf_counter() - t0) * 1e3
+    times = []
+    with torch.inference_mode():
+        for _ in range(warmup):
+            model(x)
+        for _ in range(runs):
+            t = time.perf_counter()
+            model(x)
+            times.append((time.perf_counter() - t) * 1e3)
+    times.sort()
+    n = len(times)
+    med = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
+    print(json.dumps({"median_ms": med, "min_ms": times[0], "build_ms": build_ms,
+                      "torch": torch.__version__}))
+
+
+def count_gflop(name):
+    """Multiply-adds x2 of Conv/Linear/attention, counted with forward hooks."""
+    import torch
+    model, x = gen_models.build(name)
+    total = [0]
+
+    def conv(m, inp, out):
+        k = m.weight.shape[1] * m.weight.shape[2] * m.weight.shape[3]
+        total[0] += 2 * out.numel() * k
+
+    def linear(m, inp, out):
+        total[0] += 2 * out.numel() * m.in_features
+
+    def mha(m, inp, out):
+        b, seq, e = inp[0].shape if m.batch_first else inp[0].transpose(0, 1).shape
+        total[0] += 2 * b * seq * e * 3 * e + 2 * 2 * b * seq * seq * e + 2 * b * seq * e * e
+
+    for m in model.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            m.register_forward_hook(conv)
+        elif isinstance(m, torch.nn.MultiheadAttention):
+            m.register_forward_hook(mha)  # its projections run functionally, not via hooks
+        elif isinstance(m, torch.nn.Linear) and type(m) is torch.nn.Linear:
+            m.register_forward_hook(linear)
+    model(x)  # grad on: keeps nn.MultiheadAttention off its fused path, so its hook fires
+    return total[0] / 1e9
+
+
+def fmt(v, spec="%.2f"):
+    return "-" if v is None else spec % v
+
+
+def best(results, key):
+    vals = [r[key] for r in results if r.get(key) is not None]
+    return min(vals) if vals else None
+
+
+def make_table(args, models, threads_list, res, gflop, ort_ok):
+    hdr = ("| model | threads | GFLOP | hetrt ms | ORT ms | torch ms | hetrt/ORT | hetrt/torch "
+           "| start-up ms hetrt / ORT / torch | peak RSS MiB hetrt / ORT / torch |")
+    lines = [hdr, "|" + "---|" * 10]
+    for t in threads_list:
+        for m in models:
+            r = {rt: res.get((m, t, rt), []) for rt in RUNTIMES}
+            ms = {rt: best(r[rt], "ms") for rt in RUNTIMES}
+            st = {rt: best(r[rt], "start_ms") for rt in RUNTIMES}
+            rss = {rt: best(r[rt], "rss") for rt in RUNTIMES}
+            for rt in RUNTIMES:
+                errs = [e["error"] for e in r[rt] if "error" in e]
+                if errs and ms[rt] is None:
+                    ms[rt] = None
+                    print("  %s %s t=%d failed: %s" % (rt, m, t, errs[0]), file=sys.stderr)
+            ratio = lambda a, b: "%.2f" % (a / b) if a and b else "-"  # noqa: E731
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s |" % (
+                m, t, fmt(gflop.get(m)), fmt(ms["hetrt"]),
+                fmt(ms["ort"]) if ort_ok else "n/a", fmt(ms["torch"]),
+                ratio(ms["hetrt"], ms["ort"]), ratio(ms["hetrt"], ms["torch"]),
+                fmt(st["hetrt"], "%.0f"), fmt(st["ort"], "%.0f") if ort_ok else "n/a",
+                fmt(st["torch"], "%.0f"), fmt(rss["hetrt"], "%.0f"),
+                fmt(rss["ort"], "%.0f") if ort_ok else "n/a", fmt(rss["torch"], "%.0f")))
+    return "\n".join(lines)
+
+
+def versions(ort_ok):
+    out = {"python": platform.python_version()}
+    try:
+        import torch
+        out["torch"] = torch.__version__
+    except ImportError:
+        pass
+    if ort_ok:
+        try:
+            with open(os.path.join(HERE, "node_modules", "onnxruntime-node", "package.json")) as f:
+                out["onnxruntime-node"] = json.load(f)["version"]
+        except (OSError, ValueError, KeyError):
+            pass
+    try:
+        out["hetrt commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
+        out["cpu"] = "%s (%d vCPU)" % (cpu.group(1) if cpu else "?", os.cpu_count() or 0)
+    except OSError:
+        pass
+    return out
+
+
+NOTES = """Notes:
+- Times are the median of `--runs` timed runs after `--warmup` runs, in each
+  round; the table shows the lowest round median.  Runtimes are interleaved
+  model by model (hetrt, ORT, torch) so load changes hit all three alike.
+- The machine has 2 vCPUs shared with other engineers' builds and tests: the
+  second vCPU is not dedicated, so the 2-thread rows (if any) are noisy and
+  even the 1-thread numbers carry some interference.
+- Start-up: hetrt `het_session_create` (load + optimise + plan); ORT
+  `InferenceSession.create` (graph optimisation level all); torch = building
+  the eager nn.Module with random weights (not comparable: no file is read).
+- Peak RSS: ru_maxrss of each child process from os.wait4 - the whole process,
+  so it includes the node runtime (ORT) or python+torch (torch); approximate
+  (a forked child's figure starts from the torch-free driver's ~15 MiB).
+- ORT: onnxruntime-node 1.30.0, intraOpNumThreads=N, interOpNumThreads=1,
+  executionMode sequential.  torch: eager, torch.set_num_threads(N),
+  inference_mode.  Inputs: random (hetrt: generated by `hetrt bench`).
+- GFLOP: 2 x multiply-adds of Conv/Linear/attention matmuls (torch hooks).
+"""
+
+
+def write_results(table, cmdline, ver, ort_ok):
+    path = os.path.join(ROOT, "bench", "RESULTS.md")
+    with open(path, "w") as f:
+        f.write("# hetrt CPU performance vs ONNX Runtime and PyTorch\n\n")
+        f.write("Generated by `bench/perf/run.py`; models from `bench/perf/gen_models.py` "
+                "(random weights, opset 13).\n\n")
+        f.write("Command: `%s`  \nDate: %s  \n" % (cmdline, datetime.datetime.now()
+                                                   .strftime("%Y-%m-%d %H:%M")))
+        f.write("".join("%s: %s  \n" % kv for kv in ver.items()))
+        if not ort_ok:
+            f.write("\nONNX Runtime was unavailable (onnxruntime-node native binding missing).\n")
+        f.write("\n" + table + "\n\n" + NOTES)
+    print("wrote", path)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=None, help="hetrt build dir (default build-perf or build)")
+    ap.add_argument("--threads", default="1")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--models", default=",".join(gen_models.MODELS))
+    ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
+    ap.add_argument("--runtimes", default=",".join(RUNTIMES))
+    ap.add_argument("--write-results", action="store_true")
+    ap.add_argument("--no-gflop", action="store_true", help="skip the GFLOP column")
+    ap.add_argument("--torch-child", metavar="MODEL", help=argparse.SUPPRESS)
+    ap.add_argument("--gflop-child", metavar="MODELS", help=argparse.SUPPRESS)
+    return ap.parse_args()
+
+
+def main():
+    args = parse_args()
+    threads_list = [int(t) for t in args.threads.split(",")]
+    if args.gflop_child:
+        print(json.dumps({m: count_gflop(m) for m in args.gflop_child.split(",")}))
+        return
+    if args.torch_child:
+        torch_child(args.torch_child, threads_list[0], args.warmup, args.runs)
+        return
+    if not args.build:
+        cands = [os.path.join(ROOT, d) for d in ("build-perf", "build")]
+        args.build = next((d for d in cands if os.path.exists(os.path.join(d, "hetrt"))), cands[0])
+    models = args.models.split(",")
+    runtimes = args.runtimes.split(",")
+    ort_ok = "ort" in runtimes and ort_available()
+    if "ort" in runtimes and not ort_ok:
+        print("ONNX Runtime unavailable: run `npm install --ignore-scripts --prefix bench/perf "
+              "onnxruntime-node@1.30.0`", file=sys.stderr)
+    # Export and FLOP counting run in children: the driver must not load torch,
+    # as ru_maxrss of a forked child starts from the parent's high-water mark.
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_models.py"), args.models_dir,
+                    "--models", ",".join(models)], check=True, stdout=subprocess.DEVNULL)
+    paths = {m: os.path.join(args.models_dir, m + ".onnx") for m in models}
+    gflop = {}
+    if not args.no_gflop:
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--gflop-child",
+                              ",".join(models)], capture_output=True, text=True).stdout
+        gflop = parse_json_line(out) or {}
+    res = {}
+    for rnd in range(args.rounds):
+        for m in models:
+            for t in threads_list:
+                for rt in runtimes:
+                    if rt == "ort" and not ort_ok:
+                        continue
+                    t0 = time.monotonic()
+                    r = (bench_hetrt(args, paths[m], t) if rt == "hetrt" else
+                         bench_ort(args, paths[m], t) if rt == "ort" else
+                         bench_torch(args, m, t))
+                    res.setdefault((m, t, rt), []).append(r)
+                    print("round %d %-14s t=%d %-6s %s  (%.1f s)" % (
+                        rnd + 1, m, t, rt, "%.2f ms" % r["ms"] if "ms" in r else r["error"],
+                        time.monotonic() - t0), file=sys.stderr, flush=True)
+    table = make_table(args, models, threads_list, res, gflop, ort_ok)
+    print(table)
+    if args.write_results:
+        cmdline = "/usr/bin/python3 bench/perf/run.py " + " ".join(
+            shlex.quote(a) for a in sys.argv[1:])
+        write_results(table, cmdline, versions(ort_ok), ort_ok)
+
+
+if __name__ == "__main__":
+    main()
