@@ -78,6 +78,10 @@ typedef struct het_cost_table {
 void het_cost_node_work(const het_graph *g, int node, double *flops,
                         double *bytes);
 
+/* The element type that decides a node's peak: its first typed output,
+ * else its first typed input, else float32. */
+het_dtype het_cost_node_dtype(const het_graph *g, const het_node *n);
+
 /* Roofline time of work on a device: max(flops/peak, bytes/bandwidth),
  * peak chosen by dtype (float16/bfloat16 → f16, int8/uint8 → i8, falling
  * back to f32); a rate of 0 (unknown) uses HET_COST_DEFAULT_* below. */

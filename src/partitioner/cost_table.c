@@ -37,7 +37,7 @@ static het_status het_table_devices(const het_device *devices,
   return HET_OK;
 }
 
-static het_dtype het_node_dtype(const het_graph *g, const het_node *n) {
+het_dtype het_cost_node_dtype(const het_graph *g, const het_node *n) {
   for (int k = 0; k < n->n_outputs; k++)
     if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype)
       return g->values[n->outputs[k]].dtype;
@@ -62,7 +62,7 @@ static double het_table_estimate(const het_graph *g, const het_device *dev,
     return s;
   double flops, bytes;
   het_cost_node_work(g, node, &flops, &bytes);
-  return het_cost_roofline(info, het_node_dtype(g, &g->nodes[node]), flops,
+  return het_cost_roofline(info, het_cost_node_dtype(g, &g->nodes[node]), flops,
                            bytes);
 }
 

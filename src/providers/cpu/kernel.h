@@ -56,6 +56,11 @@ extern const het_cpu_kernel het_cpu_kernels_reduce[];
 extern const het_cpu_kernel het_cpu_kernels_control[];
 extern const het_cpu_kernel het_cpu_kernels_signal[];
 
+/* het_error with "node 'name' (Op): " in front of the message. */
+het_status het_cpu_kernel_fail(const het_cpu_kernel_ctx *ctx, het_status st,
+                               const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* NULL when no kernel exists for the op. */
 const het_cpu_kernel *het_cpu_kernel_find(const char *domain,
                                           const char *op_type);

@@ -1,4 +1,7 @@
-/* registry.c — lookup of CPU kernels across the kernel groups. */
+/* registry.c — lookup of CPU kernels across the kernel groups, and the
+ * kernels' shared error helper. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "providers/cpu/kernel.h"
@@ -24,4 +27,15 @@ const het_cpu_kernel *het_cpu_kernel_find(const char *domain,
         return k;
     }
   return NULL;
+}
+
+het_status het_cpu_kernel_fail(const het_cpu_kernel_ctx *ctx, het_status st,
+                               const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return het_error(st, "node '%s' (%s): %s", ctx->node->name,
+                   ctx->node->op_type, msg);
 }

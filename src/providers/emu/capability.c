@@ -126,16 +126,6 @@ het_status het_emu_get_capability(void *state, const het_graph *graph,
   return HET_OK;
 }
 
-static het_dtype het_emu_node_dtype(const het_graph *g, const het_node *n) {
-  for (int k = 0; k < n->n_outputs; k++)
-    if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype)
-      return g->values[n->outputs[k]].dtype;
-  for (int k = 0; k < n->n_inputs; k++)
-    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].dtype)
-      return g->values[n->inputs[k]].dtype;
-  return HET_DTYPE_FLOAT32;
-}
-
 het_status het_emu_estimate_cost(void *state, const het_graph *graph,
                                  int node, double *seconds) {
   const het_emu_state *s = state;
@@ -144,7 +134,7 @@ het_status het_emu_estimate_cost(void *state, const het_graph *graph,
   het_emu_profile_device_info(&s->profile, &info);
   het_cost_node_work(graph, node, &flops, &bytes);
   *seconds = het_cost_roofline(&info,
-                               het_emu_node_dtype(graph, &graph->nodes[node]),
+                               het_cost_node_dtype(graph, &graph->nodes[node]),
                                flops, bytes) +
              s->profile.launch_overhead;
   return HET_OK;

@@ -2,7 +2,6 @@
  * kernels share: node-naming errors, float16/bfloat16 working copies,
  * MatMul batch broadcasting and conv geometry from concrete tensors.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +9,6 @@
 #include "core/dtype.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
-
-het_status het_lk_fail(const het_cpu_kernel_ctx *ctx, het_status st,
-                       const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return het_error(st, "node '%s' (%s): %s", ctx->node->name,
-                   ctx->node->op_type, msg);
-}
 
 het_status het_lk_alloc(const het_cpu_kernel_ctx *ctx, size_t bytes,
                         void **out) {

@@ -12,10 +12,8 @@
 #include "core/ops/linalg_geom.h"
 #include "providers/cpu/kernel.h"
 
-/* het_error with "node 'name' (Op): " in front. */
-het_status het_lk_fail(const het_cpu_kernel_ctx *ctx, het_status st,
-                       const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Errors name the node: het_cpu_kernel_fail (kernel.h). */
+#define het_lk_fail het_cpu_kernel_fail
 
 /* Working precision for a float tensor: FLOAT64 for float64, else FLOAT32. */
 het_dtype het_lk_work_type(het_dtype t);

@@ -3,7 +3,6 @@
  * The kernels themselves are in signal_nms.c, signal_sample.c and
  * signal_spectral.c.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,17 +21,6 @@ const het_cpu_kernel het_cpu_kernels_signal[] = {
     {.op_type = "MelWeightMatrix", .domain = "", .run = het_sig_run_mel},
     {0},
 };
-
-het_status het_sig_fail(const het_cpu_kernel_ctx *ctx, het_status st,
-                        const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return het_error(st, "node '%s' (%s): %s", ctx->node->name,
-                   ctx->node->op_type, msg);
-}
 
 het_status het_sig_widen(const het_cpu_kernel_ctx *ctx, const het_tensor *t,
                          double **out) {

@@ -14,10 +14,8 @@ het_status het_sig_widen(const het_cpu_kernel_ctx *ctx, const het_tensor *t,
                          double **out);
 /* Stores n doubles into t (narrowing to t's dtype). */
 void het_sig_store(het_tensor *t, const double *v, int64_t n);
-/* Error naming the node: "node 'X' (Op): <msg>". */
-het_status het_sig_fail(const het_cpu_kernel_ctx *ctx, het_status st,
-                        const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Errors name the node: het_cpu_kernel_fail (kernel.h). */
+#define het_sig_fail het_cpu_kernel_fail
 
 het_status het_sig_run_nms(het_cpu_kernel_ctx *ctx);
 het_status het_sig_run_grid_sample(het_cpu_kernel_ctx *ctx);
