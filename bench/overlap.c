@@ -10,6 +10,7 @@
  * Reported: per-run serial sum S (compute C + copies X, from the trace of
  * sequential single-threaded runs), the wall time per run W, 1 - W/S, the
  * copy share X/S and the fraction of copy time hidden min(1, (S - W)/X).
+ * HETRT_OVERLAP_TRACE=FILE writes the overlapped runs' Chrome trace.
  * Public API only.
  */
 #include <pthread.h>
@@ -145,7 +146,11 @@ int main(int argc, char **argv) {
   double serial_wall = run_threads(&ws, 1, runs, &st);
   double copy, sum;
   trace_split(seq, &copy, &sum);
+  het_session_clear_trace(par);
   double wall = run_threads(&wp, k, runs, &st2);
+  const char *trace = getenv("HETRT_OVERLAP_TRACE");
+  if (trace && het_session_save_trace(par, trace) == HET_OK)
+    printf("trace of the overlapped runs written to %s\n", trace);
   if (st != HET_OK || st2 != HET_OK || sum <= 0) {
     fprintf(stderr, "overlap: %s\n", het_last_error());
     return 1;

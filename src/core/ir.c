@@ -288,7 +288,7 @@ static het_status het_node_deps(const het_graph *g, size_t **start,
   return HET_OK;
 }
 
-/* Pass 2b: Kahn's algorithm in node order (stable for ties). */
+/* Pass 2b: Kahn's algorithm, depth first, lowest node index for ties. */
 static het_status het_validate_order(het_graph *g) {
   int n = g->n_nodes;
   size_t *start = NULL;
@@ -317,19 +317,28 @@ static het_status het_validate_order(het_graph *g) {
   for (int i = 0; i < n; i++)
     for (size_t k = start[i]; k < start[i + 1]; k++)
       adj[cnt[deps[k]] + fill[deps[k]]++] = i;
-  int head = 0, tail = 0, done = 0;
-  for (int i = 0; i < n; i++)
+  /* Depth first: the nodes a node makes ready run next (lowest index
+   * first), so a branch is finished before the next one starts — fewer
+   * live tensors, and copies of one branch overlap another's compute. */
+  int top = 0, done = 0;
+  for (int i = n - 1; i >= 0; i--)
     if (indeg[i] == 0)
-      queue[tail++] = i;
-  while (head < tail) {
-    int i = queue[head++];
+      queue[top++] = i;
+  while (top > 0) {
+    int i = queue[--top];
     order[done++] = i;
     const het_node *node = &g->nodes[i];
+    int first = top;
     for (int o = 0; o < node->n_outputs; o++) {
       int v = node->outputs[o];
       for (int e = v < 0 ? 0 : cnt[v]; v >= 0 && e < cnt[v + 1]; e++)
         if (--indeg[adj[e]] == 0)
-          queue[tail++] = adj[e];
+          queue[top++] = adj[e];
+    }
+    for (int a = first, b = top - 1; a < b; a++, b--) {
+      int t = queue[a];
+      queue[a] = queue[b];
+      queue[b] = t;
     }
   }
   if (done < n) {
