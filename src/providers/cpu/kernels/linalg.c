@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "providers/cpu/dnnl/gemm_dnnl.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
 
@@ -164,7 +165,8 @@ const het_cpu_kernel het_cpu_kernels_linalg[] = {
      HET_LK_DNNL_DESTROY},
     {"MatMulInteger", "", NULL, NULL, het_lk_matmul_integer_run, NULL},
     {"QLinearMatMul", "", NULL, NULL, het_lk_qlinear_matmul_run, NULL},
-    {"Gemm", "", NULL, NULL, het_lk_gemm_run, NULL},
+    {"Gemm", "", NULL, HET_GEMM_DNNL_PREPARE, het_lk_gemm_run,
+     HET_GEMM_DNNL_DESTROY},
     {"MaxPool", "", NULL, NULL, het_lk_maxpool_run, NULL},
     {"AveragePool", "", NULL, NULL, het_lk_avgpool_run, NULL},
     {"LpPool", "", NULL, NULL, het_lk_lppool_run, NULL},

@@ -1,13 +1,15 @@
 /* linalg_gemm.c — MatMul (numpy batched broadcast, 1-D operands) and Gemm
  * (transA/transB, alpha, beta, C broadcast to [M, N]) on the CPU.
  * float32/float64 use OpenBLAS sgemm/dgemm (oneDNN first for float32
- * MatMul when built); float16/bfloat16 compute in float32; integer types
+ * MatMul and Gemm with constant B when built: dnnl/linalg_dnnl.c,
+ * dnnl/gemm_dnnl.c); float16/bfloat16 compute in float32; integer types
  * use plain loops with wrap-around arithmetic in 64 bits.
  */
 #include <cblas.h>
 #include <string.h>
 
 #include "core/dtype.h"
+#include "providers/cpu/dnnl/gemm_dnnl.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
 
@@ -168,6 +170,14 @@ het_status het_lk_gemm_run(het_cpu_kernel_ctx *ctx) {
     c = NULL;
   if (m * n == 0)
     return HET_OK;
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state && k > 0) {
+    bool done = false;
+    HET_TRY(het_gemm_dnnl_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
   if (het_dtype_is_float(a->dtype))
     return gemm_float(ctx, ta, tb, m, n, k, alpha, beta, c);
   if (c)
