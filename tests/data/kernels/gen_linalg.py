@@ -285,6 +285,36 @@ def error_cases():
          [("y", rand(1, 1, 1, 1))], 12, kernel_shape=[3, 3])
 
 
+# Depthwise / grouped conv fast paths; a separate RNG keeps the fixtures
+# above byte-identical.
+RNG_DW = np.random.default_rng(8765)
+
+
+def rand_dw(*shape):
+    return RNG_DW.standard_normal(shape).astype(np.float32)
+
+
+def conv_dw_cases():
+    for name, xs, stride in (("conv_dw3x3_s1_pads_bias", (2, 6, 9, 13), 1),
+                             ("conv_dw3x3_s2_pads_bias", (1, 5, 10, 17), 2)):
+        c = xs[1]
+        x, w, b = rand_dw(*xs), rand_dw(c, 1, 3, 3), rand_dw(c)
+        case(name, "Conv", [("x", x), ("w", w), ("b", b)],
+             [("y", conv_ref(x, w, b, stride, [1] * 4, 1, c)
+               .astype(np.float32))], 13, inits=("w", "b"), group=c,
+             strides=[stride] * 2, pads=[1] * 4, kernel_shape=[3, 3])
+    x, w = rand_dw(1, 3, 12, 14), rand_dw(6, 1, 5, 3)
+    case("conv_dw5x3_mult2_dilated", "Conv", [("x", x), ("w", w)],
+         [("y", conv_ref(x, w, None, [1, 2], [2, 1, 2, 3], [1, 2], 3)
+           .astype(np.float32))], 13, inits=("w",), group=3,
+         strides=[1, 2], pads=[2, 1, 2, 3], dilations=[1, 2])
+    x, w, b = rand_dw(1, 8, 7, 9), rand_dw(12, 2, 3, 3), rand_dw(12)
+    case("conv_group4_bias_init", "Conv", [("x", x), ("w", w), ("b", b)],
+         [("y", conv_ref(x, w, b, 1, [1, 0, 1, 2], 1, 4)
+           .astype(np.float32))], 13, inits=("w", "b"), group=4,
+         pads=[1, 0, 1, 2])
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -295,6 +325,7 @@ def main():
     norm_pool_cases()
     rnn_cases()
     error_cases()
+    conv_dw_cases()
 
 
 if __name__ == "__main__":

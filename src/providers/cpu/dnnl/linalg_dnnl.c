@@ -2,9 +2,12 @@
  * MatMul whose weights are initializers.  Each node keeps a small cache of
  * primitives keyed by the input shape, filled in prepare() when the shape
  * is static and lazily in run() otherwise, under the state's mutex; the
- * weights are reordered once per entry.  Entries are read-only once
- * published; scratchpads are per call (user scratchpad mode), so runs on
- * several threads at once are safe.  Anything oneDNN refuses falls back.
+ * weights are reordered once per entry.  Conv reads plain NCHW X and lets
+ * oneDNN pick Y's layout (reordered back to plain per call when it is not
+ * plain); depthwise Conv is left to linalg_conv_dw.c.  Entries are
+ * read-only once published; scratchpads are per call (user scratchpad
+ * mode), so runs on several threads at once are safe.  Anything oneDNN
+ * refuses falls back.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include <dnnl.h>
 
 #include "core/status.h"
+#include "providers/cpu/kernels/linalg_conv_dw.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
 
@@ -26,6 +30,10 @@ typedef struct dnnl_entry {
   bool ok;                   /* false: oneDNN refused, fall back */
   dnnl_primitive_t prim;
   dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
+  /* Conv with src/dst layouts chosen by oneDNN: reorders from the plain
+   * user X and into the plain user Y (NULL when the layout is plain). */
+  dnnl_memory_desc_t src_user, dst_user;
+  dnnl_primitive_t src_r, dst_r;
   void *w;                   /* weights in the primitive's layout */
 } dnnl_entry;
 
@@ -123,6 +131,26 @@ static dnnl_primitive_attr_t user_scratch_attr(void) {
   return attr;
 }
 
+/* Layouts oneDNN picks itself for Conv: dst always (the stem conv then
+ * runs a direct kernel on plain src); src too when this is 1. */
+#define DNNL_CONV_SRC_ANY 0
+
+/* *r = reorder from -> to, or NULL when the layouts already agree. */
+static bool boundary_reorder(const dnnl_memory_desc_t *from,
+                             const dnnl_memory_desc_t *to,
+                             dnnl_primitive_t *r) {
+  dnnl_primitive_desc_t rpd = NULL;
+  *r = NULL;
+  if (dnnl_memory_desc_equal(from, to))
+    return true;
+  bool ok = dnnl_reorder_primitive_desc_create(&rpd, from, g_engine, to,
+                                               g_engine, NULL) ==
+                dnnl_success &&
+            dnnl_primitive_create(r, rpd) == dnnl_success;
+  dnnl_primitive_desc_destroy(rpd);
+  return ok;
+}
+
 static bool conv_entry_create(const het_node *node, const int64_t *xd, int xr,
                               const het_tensor *w, bool bias, dnnl_entry *e) {
   het_conv_geom g;
@@ -154,7 +182,10 @@ static bool conv_entry_create(const het_node *node, const int64_t *xd, int xr,
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = user_scratch_attr();
   bool ok = attr && xd[1] == w->dims[1] * group && m % group == 0 &&
-            plain_md(&src, xr, xd, false) && plain_md(&dst, xr, ydims, false) &&
+            plain_md(&src, xr, xd, DNNL_CONV_SRC_ANY) &&
+            plain_md(&dst, xr, ydims, true) &&
+            plain_md(&e->src_user, xr, xd, false) &&
+            plain_md(&e->dst_user, xr, ydims, false) &&
             plain_md(&wany, wr, wdims, true) &&
             plain_md(&wuser, wr, wdims, false) && plain_md(&b, 1, &m, false) &&
             dnnl_dilated_convolution_forward_desc_init(
@@ -164,7 +195,9 @@ static bool conv_entry_create(const het_node *node, const int64_t *xd, int xr,
             dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) ==
                 dnnl_success;
   dnnl_primitive_attr_destroy(attr);
-  return ok && entry_finish(e, pd, &wuser, w->data);
+  return ok && entry_finish(e, pd, &wuser, w->data) &&
+         boundary_reorder(&e->src_user, &e->src_md, &e->src_r) &&
+         boundary_reorder(&e->dst_md, &e->dst_user, &e->dst_r);
 }
 
 /* MatMul with 2-D constant B: A's leading dims fold into M. */
@@ -191,6 +224,8 @@ static bool matmul_entry_create(const int64_t *xd, int xr,
 
 static void entry_clear(dnnl_entry *e) {
   dnnl_primitive_destroy(e->prim);
+  dnnl_primitive_destroy(e->src_r);
+  dnnl_primitive_destroy(e->dst_r);
   free(e->w);
   memset(e, 0, sizeof *e);
 }
@@ -253,6 +288,10 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
       !w || w->dtype != HET_DTYPE_FLOAT32 || (has_b && !b) ||
       (b && b->dtype != HET_DTYPE_FLOAT32))
     return HET_OK;
+  if (kind == KIND_CONV &&
+      het_lk_conv_is_dw(het_node_attr_int(node, "group", 1), w->rank,
+                        w->dims))
+    return HET_OK; /* the direct depthwise kernel is faster */
   HET_TRY(state_create(kind, state));
   const het_shape *xs = &graph->values[xid].shape;
   if (xs->rank > 0 && het_shape_is_concrete(xs)) {
@@ -284,8 +323,9 @@ void het_dnnl_state_destroy(void *state) {
   free(s);
 }
 
-/* Executes e on x/w/b/y with a per-call stream and scratchpad. */
-static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y) {
+/* Executes e's primitive on x/w/b/y (in its layouts) with a per-call
+ * stream and scratchpad. */
+static bool prim_execute(const dnnl_entry *e, void *x, void *b, void *y) {
   dnnl_memory_t m[5] = {NULL};
   dnnl_stream_t s = NULL;
   size_t scratch_size = dnnl_memory_desc_get_size(&e->scratch_md);
@@ -320,6 +360,47 @@ static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y) {
   return ok;
 }
 
+/* Runs reorder r from (fmd, from) to (tmd, to). */
+static bool reorder_execute(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
+                            void *from, const dnnl_memory_desc_t *tmd,
+                            void *to) {
+  dnnl_memory_t a = NULL, b = NULL;
+  dnnl_stream_t s = NULL;
+  bool ok = dnnl_memory_create(&a, fmd, g_engine, from) == dnnl_success &&
+            dnnl_memory_create(&b, tmd, g_engine, to) == dnnl_success &&
+            dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
+                dnnl_success;
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a}, {DNNL_ARG_TO, b}};
+  ok = ok && dnnl_primitive_execute(r, s, 2, args) == dnnl_success &&
+       dnnl_stream_wait(s) == dnnl_success;
+  dnnl_stream_destroy(s);
+  dnnl_memory_destroy(a);
+  dnnl_memory_destroy(b);
+  return ok;
+}
+
+static void *md_alloc(const dnnl_memory_desc_t *md) {
+  return aligned_alloc(64, (dnnl_memory_desc_get_size(md) + 63) / 64 * 64);
+}
+
+/* Executes e on plain user x/b/y, through per-call buffers in the
+ * primitive's src/dst layouts where those are not plain. */
+static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y) {
+  void *xs = e->src_r ? md_alloc(&e->src_md) : x;
+  void *ys = e->dst_r ? md_alloc(&e->dst_md) : y;
+  bool ok = xs && ys &&
+            (!e->src_r ||
+             reorder_execute(e->src_r, &e->src_user, x, &e->src_md, xs)) &&
+            prim_execute(e, xs, b, ys) &&
+            (!e->dst_r ||
+             reorder_execute(e->dst_r, &e->dst_md, ys, &e->dst_user, y));
+  if (xs != x)
+    free(xs);
+  if (ys != y)
+    free(ys);
+  return ok;
+}
+
 static het_status dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
   het_dnnl_state *s = ctx->state;
   const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
@@ -332,7 +413,8 @@ static het_status dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
     return HET_OK;
   const dnnl_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w, b != NULL);
   if (!e || !e->ok ||
-      dnnl_memory_desc_get_size(&e->dst_md) != y->nbytes)
+      dnnl_memory_desc_get_size(e->dst_user.ndims ? &e->dst_user
+                                                  : &e->dst_md) != y->nbytes)
     return HET_OK;
   if (!entry_execute(e, x->data, b ? b->data : NULL, y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");

@@ -1,12 +1,14 @@
 /* linalg_conv.c — Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations,
  * pads, auto_pad, bias) on the CPU by im2col/col2im + GEMM: OpenBLAS for
- * float32/float64 (oneDNN first for float32 Conv when built), float16 and
+ * float32/float64 (direct depthwise, linalg_conv_dw.c, then oneDNN first
+ * for float32 Conv when built), float16 and
  * bfloat16 through float32; an int32 instance serves ConvInteger and
  * QLinearConv (linalg_qlinear.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "providers/cpu/kernels/linalg_conv_dw.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
 
@@ -167,9 +169,12 @@ fail:
 }
 
 het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
+  bool done = false;
+  HET_TRY(het_lk_conv_dw_run(ctx, &done));
+  if (done)
+    return HET_OK;
 #ifdef HETRT_HAVE_DNNL
   if (ctx->state) {
-    bool done = false;
     HET_TRY(het_dnnl_conv_run(ctx, &done));
     if (done)
       return HET_OK;
