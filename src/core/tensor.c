@@ -120,7 +120,7 @@ het_status het_tensor_create(het_dtype dtype, const int64_t *dims, int rank,
                              het_tensor **out) {
   if (!out)
     return het_error(HET_ERR_INVALID_ARGUMENT, "het_tensor_create: out is NULL");
-  het_tensor *t;
+  het_tensor *t = NULL;
   HET_TRY(het_tensor_create_empty(dtype, dims, rank, &t));
   memset(t->data, 0, t->nbytes);
   *out = t;
@@ -158,7 +158,7 @@ het_status het_tensor_create_over(het_dtype dtype, const int64_t *dims,
 }
 
 het_status het_tensor_clone(const het_tensor *src, het_tensor **out) {
-  het_tensor *t;
+  het_tensor *t = NULL;
   HET_TRY(het_tensor_create_empty(src->dtype, src->dims, src->rank, &t));
   if (src->nbytes)
     memcpy(t->data, src->data, src->nbytes);

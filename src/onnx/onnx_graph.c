@@ -248,7 +248,7 @@ static het_status het_onnx_attr_list(const het_onnx_ctx *ctx, het_graph *g,
   default: /* GRAPHS */
     a->i = g->n_subgraphs;
     for (size_t i = 0; i < ap->n_graphs; i++) {
-      het_graph *sub;
+      het_graph *sub = NULL;
       HET_TRY(het_onnx_subgraph(ctx, g, ap->graphs[i], depth + 1, &sub));
       if (i == 0)
         a->g = sub;

@@ -34,7 +34,7 @@ static het_status het_emu_option(het_emu_state *s, const char *key,
     if (strcmp(key, fault_keys[k]) == 0)
       return het_emu_option_count(key, value, 1000000000L, &s->fail_at[k]);
   if (strcmp(key, "jitter_us") == 0) {
-    long v;
+    long v = 0;
     HET_TRY(het_emu_option_count(key, value, 10000000L, &v));
     s->jitter_us = (unsigned)v;
     return HET_OK;

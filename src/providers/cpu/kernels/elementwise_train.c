@@ -47,7 +47,7 @@ static void het_ew_put(het_tensor *t, int64_t i, double v) {
 }
 
 het_status het_cpu_ew_run_Adagrad(het_cpu_kernel_ctx *ctx) {
-  int n;
+  int n = 0;
   HET_TRY(het_ew_train_layout(ctx, 3, 2, &n));
   const het_node *nd = ctx->node;
   double norm = het_node_attr_float(nd, "norm_coefficient", 0.0f);
@@ -70,7 +70,7 @@ het_status het_cpu_ew_run_Adagrad(het_cpu_kernel_ctx *ctx) {
 }
 
 het_status het_cpu_ew_run_Adam(het_cpu_kernel_ctx *ctx) {
-  int n;
+  int n = 0;
   HET_TRY(het_ew_train_layout(ctx, 4, 3, &n));
   const het_node *nd = ctx->node;
   double norm = het_node_attr_float(nd, "norm_coefficient", 0.0f);
@@ -99,7 +99,7 @@ het_status het_cpu_ew_run_Adam(het_cpu_kernel_ctx *ctx) {
 }
 
 het_status het_cpu_ew_run_Momentum(het_cpu_kernel_ctx *ctx) {
-  int n;
+  int n = 0;
   HET_TRY(het_ew_train_layout(ctx, 3, 2, &n));
   const het_node *nd = ctx->node;
   double norm = het_node_attr_float(nd, "norm_coefficient", 0.0f);

@@ -255,7 +255,7 @@ static het_status ra_roi(const het_cpu_kernel_ctx *ctx, const ra_params *p,
     roi[2] = fmax(roi[2], 1.0);
     roi[3] = fmax(roi[3], 1.0);
   }
-  int64_t gh, gw;
+  int64_t gh = 0, gw = 0;
   HET_TRY(ra_grid(ctx, p->sr, roi[2], p->oh, &gh));
   HET_TRY(ra_grid(ctx, p->sr, roi[3], p->ow, &gw));
   for (int64_t c = 0; c < C; c++)
