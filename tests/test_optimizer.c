@@ -32,7 +32,7 @@ typedef struct opt_case {
   const char *dir;
   int level;
   int nodes;           /* node count after optimizing */
-  opt_count ops[5];    /* op counts after optimizing (op NULL ends) */
+  opt_count ops[6];    /* op counts after optimizing (op NULL ends) */
 } opt_case;
 
 static const opt_case k_cases[] = {
@@ -47,14 +47,18 @@ static const opt_case k_cases[] = {
     {"bn_fold", HET_OPT_EXTENDED, 1, {{"BatchNormalization", 0}}},
     {"bn_fold", HET_OPT_BASIC, 2, {{"BatchNormalization", 1}}},
     {"bn_shared", HET_OPT_EXTENDED, 3, {{"BatchNormalization", 1}}},
-    {"bn_chain", HET_OPT_EXTENDED, 2, {{"BatchNormalization", 0}, {"Conv", 1}}},
+    {"bn_chain", HET_OPT_EXTENDED, 1,
+     {{"BatchNormalization", 0}, {"Conv", 1}, {"Relu", 0}}},
     {"if_outer", HET_OPT_EXTENDED, 2,
      {{"If", 1}, {"Mul", 0}, {"Identity", 0}, {"Xor", 1}}},
-    {"cnn_bn", HET_OPT_EXTENDED, 6,
+    {"cnn_bn", HET_OPT_EXTENDED, 4, /* BNs folded, Relus fused into Convs */
      {{"BatchNormalization", 0}, {"Shape", 0}, {"Gather", 0}, {"Concat", 0},
-      {"Conv", 2}}},
+      {"Conv", 2}, {"Relu", 0}}},
     {"cnn_bn", HET_OPT_BASIC, 8,
      {{"BatchNormalization", 2}, {"Shape", 0}, {"Unsqueeze", 0}}},
+    {"conv_clip", HET_OPT_EXTENDED, 2, /* gen_conv_clip.py */
+     {{"Clip", 0}, {"Relu", 0}, {"Conv", 2}}},
+    {"conv_clip", HET_OPT_BASIC, 4, {{"Clip", 1}, {"Relu", 1}}},
     {"fold_large", HET_OPT_EXTENDED, 3,
      {{"ConstantOfShape", 1}, {"ReduceSum", 1}}},
 };
@@ -182,7 +186,7 @@ START_TEST(test_case_counts_and_numerics) {
   ck_assert_msg(g1->n_nodes == c->nodes, "%s level %d: %d nodes, want %d",
                 c->dir, c->level, g1->n_nodes, c->nodes);
   ck_assert_int_eq(st.nodes_after, g1->n_nodes);
-  for (int k = 0; k < 5 && c->ops[k].op; k++)
+  for (int k = 0; k < 6 && c->ops[k].op; k++)
     ck_assert_msg(count_op(g1, c->ops[k].op) == c->ops[k].count,
                   "%s: %d %s nodes, want %d", c->dir,
                   count_op(g1, c->ops[k].op), c->ops[k].op, c->ops[k].count);
@@ -262,7 +266,7 @@ START_TEST(test_session_default_optimizes) {
   ck_assert_int_eq(het_env_create(&env), HET_OK);
   ck_assert_int_eq(het_session_create(env, DATA "cnn_bn/model.onnx", NULL, &s),
                    HET_OK);
-  ck_assert_uint_eq(het_session_get_node_count(s), 6);
+  ck_assert_uint_eq(het_session_get_node_count(s), 4);
   het_session_destroy(s);
   het_session_options *o;
   ck_assert_int_eq(het_session_options_create(&o), HET_OK);

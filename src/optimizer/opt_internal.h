@@ -62,6 +62,7 @@ void het_opt_drop_unused_initializers(het_opt *o);
 het_status het_opt_remove_identities(het_opt *o);
 het_status het_opt_fold_constants(het_opt *o);
 het_status het_opt_fuse_batchnorm(het_opt *o);
+het_status het_opt_fuse_activations(het_opt *o);
 void het_opt_remove_dead(het_opt *o);
 
 #endif

@@ -19,8 +19,10 @@ static het_status het_opt_round(het_opt *o) {
   o->changes = 0;
   HET_TRY(het_opt_remove_identities(o));
   HET_TRY(het_opt_fold_constants(o));
-  if (o->level >= HET_OPT_EXTENDED)
+  if (o->level >= HET_OPT_EXTENDED) {
     HET_TRY(het_opt_fuse_batchnorm(o));
+    HET_TRY(het_opt_fuse_activations(o));
+  }
   het_opt_remove_dead(o);
   if (o->changes == 0)
     return HET_OK;

@@ -16,7 +16,8 @@ enum {
   HET_OPT_NONE = 0,     /* no rewrite */
   HET_OPT_BASIC = 1,    /* Identity/Dropout removal, constant folding,
                            dead nodes */
-  HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv */
+  HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv,
+                           Relu/Clip fused into the Conv before */
 };
 
 /* What het_optimize did (counts over all rounds). */
@@ -26,6 +27,7 @@ typedef struct het_optimize_stats {
   int nodes_folded;         /* nodes replaced by constants */
   int shapes_folded;        /* of which Shape/Size of static shapes */
   int batchnorms_fused;     /* BatchNormalization folded into Conv */
+  int activations_fused;    /* Relu/Clip taken over by the Conv before */
   int dead_removed;         /* nodes whose outputs nobody read */
   int initializers_dropped; /* initializers no longer read, freed */
   int rounds;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "providers/cpu/kernels/linalg_conv_dw.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
@@ -168,7 +169,34 @@ fail:
   return st;
 }
 
-het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
+/* A Relu or Clip the optimizer fused into this Conv (attributes
+ * hetrt_act_min / hetrt_act_max): clamps the output in place, NaN staying
+ * NaN as in the unfused ops.  The Conv may run in another float type than
+ * the model's float32 (a device with float32_as). */
+static void het_lk_conv_clamp(het_cpu_kernel_ctx *ctx) {
+  const het_attr *lo_a = het_node_find_attr(ctx->node, "hetrt_act_min");
+  const het_attr *hi_a = het_node_find_attr(ctx->node, "hetrt_act_max");
+  het_tensor *y = ctx->outputs[0];
+  if (!lo_a || !hi_a)
+    return;
+  float lo = lo_a->f, hi = hi_a->f;
+  int64_t n = het_tensor_count(y);
+  if (y->dtype == HET_DTYPE_FLOAT32) {
+    float *p = y->data;
+    for (int64_t i = 0; i < n; i++) {
+      float v = p[i] < lo ? lo : p[i];
+      p[i] = v > hi ? hi : v;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double x = het_dtype_load_f64(y->dtype, y->data, i);
+    double v = x < lo ? lo : x;
+    het_dtype_store_f64(y->dtype, y->data, i, v > hi ? hi : v);
+  }
+}
+
+static het_status het_lk_conv_compute(het_cpu_kernel_ctx *ctx) {
   bool done = false;
   HET_TRY(het_lk_conv_dw_run(ctx, &done));
   if (done)
@@ -181,6 +209,12 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
   }
 #endif
   return conv_float(ctx, false);
+}
+
+het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(het_lk_conv_compute(ctx));
+  het_lk_conv_clamp(ctx);
+  return HET_OK;
 }
 
 het_status het_lk_conv_transpose_run(het_cpu_kernel_ctx *ctx) {
