@@ -170,7 +170,7 @@ HET_API het_status het_session_options_set_threads(
  *   "optimization"  graph rewrites before partitioning: "none", "basic"
  *                (Identity/Dropout removal, dead nodes, constant folding)
  *                or "extended" (default: basic + BatchNormalization folded
- *                into Conv)
+ *                into Conv, Relu/Clip fused into the Conv before them)
  *   "executor"   "sequential" (default): steps run one after another
  *                through a planned memory arena; "streams": each provider's
  *                compute, copies to devices, copies to the host and
