@@ -13,6 +13,7 @@
 #include <dnnl.h>
 
 #include "core/status.h"
+#include "providers/cpu/dnnl/dnnl_common.h"
 #include "providers/cpu/dnnl/gemm_dnnl.h"
 #include "providers/cpu/kernels/linalg_kern.h"
 
@@ -23,10 +24,8 @@ typedef enum { C_NONE, C_BIAS, C_SUM } c_mode;
 typedef struct gemm_entry {
   int64_t a0, a1; /* key: A's dims */
   bool ok;        /* false: oneDNN refused, fall back */
-  dnnl_primitive_t prim;
-  dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
-  void *w;        /* alpha * B in the primitive's layout */
-  bool w_borrowed; /* w belongs to an earlier entry with the same layout */
+  het_dnnl_prim p; /* p.w: alpha * B in the primitive's layout */
+  bool w_borrowed; /* p.w belongs to an earlier entry with the same layout */
 } gemm_entry;
 
 typedef struct gemm_state {
@@ -40,14 +39,6 @@ typedef struct gemm_state {
   gemm_entry entries[GEMM_CACHE];
 } gemm_state;
 
-static dnnl_engine_t g_engine;
-static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
-
-static void engine_init(void) {
-  if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success)
-    g_engine = NULL;
-}
-
 static bool md2(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, bool trans,
                 bool any) {
   dnnl_dims_t d = {d0, d1}, st = {1, d0};
@@ -59,22 +50,13 @@ static bool md2(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, bool trans,
          dnnl_success;
 }
 
-static void query_md(dnnl_primitive_desc_t pd, dnnl_query_t what, int i,
-                     dnnl_memory_desc_t *out) {
-  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, what, i);
-  if (md)
-    *out = *md;
-  else
-    memset(out, 0, sizeof *out);
-}
-
-/* Reorders user B (alpha applied) into e->w_md; reuses an earlier entry's
- * weights when their layouts are equal. */
+/* Reorders user B (alpha applied) into e->p.w_md; reuses an earlier
+ * entry's weights when their layouts are equal. */
 static bool reorder_weights(gemm_state *s, gemm_entry *e, const float *b) {
   for (int i = 0; i < s->n_entries; i++)
     if (s->entries[i].ok && !s->entries[i].w_borrowed &&
-        dnnl_memory_desc_equal(&s->entries[i].w_md, &e->w_md)) {
-      e->w = s->entries[i].w;
+        dnnl_memory_desc_equal(&s->entries[i].p.w_md, &e->p.w_md)) {
+      e->p.w = s->entries[i].p.w;
       e->w_borrowed = true;
       return true;
     }
@@ -89,42 +71,20 @@ static bool reorder_weights(gemm_state *s, gemm_entry *e, const float *b) {
     b = scaled;
   }
   dnnl_memory_desc_t user;
-  dnnl_primitive_desc_t rpd = NULL;
-  dnnl_primitive_t r = NULL;
-  dnnl_memory_t src = NULL, dst = NULL;
-  dnnl_stream_t st = NULL;
-  bool ok = false;
-  e->w = aligned_alloc(64, (dnnl_memory_desc_get_size(&e->w_md) + 63) / 64 *
-                               64);
-  if (e->w && md2(&user, s->k, s->n, s->tb, false) &&
-      dnnl_reorder_primitive_desc_create(&rpd, &user, g_engine, &e->w_md,
-                                         g_engine, NULL) == dnnl_success &&
-      dnnl_primitive_create(&r, rpd) == dnnl_success &&
-      dnnl_memory_create(&src, &user, g_engine, (void *)b) == dnnl_success &&
-      dnnl_memory_create(&dst, &e->w_md, g_engine, e->w) == dnnl_success &&
-      dnnl_stream_create(&st, g_engine, dnnl_stream_default_flags) ==
-          dnnl_success) {
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
-    ok = dnnl_primitive_execute(r, st, 2, args) == dnnl_success &&
-         dnnl_stream_wait(st) == dnnl_success;
-  }
-  dnnl_stream_destroy(st);
-  dnnl_memory_destroy(src);
-  dnnl_memory_destroy(dst);
-  dnnl_primitive_destroy(r);
-  dnnl_primitive_desc_destroy(rpd);
+  e->p.w = het_dnnl_alloc(&e->p.w_md);
+  bool ok = e->p.w && md2(&user, s->k, s->n, s->tb, false) &&
+            het_dnnl_reorder(&user, b, &e->p.w_md, e->p.w);
   free(scaled);
   return ok;
 }
 
 static dnnl_primitive_attr_t entry_attr(const gemm_state *s) {
-  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   dnnl_post_ops_t po = NULL;
-  if (dnnl_primitive_attr_create(&attr) != dnnl_success)
+  if (!attr)
     return NULL;
-  bool ok = dnnl_primitive_attr_set_scratchpad_mode(
-                attr, dnnl_scratchpad_mode_user) == dnnl_success;
-  if (ok && s->cmode == C_SUM)
+  bool ok = true;
+  if (s->cmode == C_SUM)
     ok = dnnl_post_ops_create(&po) == dnnl_success &&
          dnnl_post_ops_append_sum(po, s->beta) == dnnl_success &&
          dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
@@ -152,28 +112,20 @@ static bool entry_create(gemm_state *s, gemm_entry *e, const float *b) {
             dnnl_matmul_desc_init(&md, &src, &wany,
                                   s->cmode == C_BIAS ? &bmd : NULL,
                                   &dst) == dnnl_success &&
-            dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) ==
+            dnnl_primitive_desc_create(&pd, &md, attr, het_dnnl_engine(), NULL) ==
                 dnnl_success;
   dnnl_primitive_attr_destroy(attr);
   if (!ok)
     return false;
-  query_md(pd, dnnl_query_src_md, 0, &e->src_md);
-  query_md(pd, dnnl_query_dst_md, 0, &e->dst_md);
-  query_md(pd, dnnl_query_weights_md, 0, &e->w_md);
-  query_md(pd, dnnl_query_weights_md, 1, &e->b_md);
-  query_md(pd, dnnl_query_scratchpad_md, 0, &e->scratch_md);
-  ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
-       reorder_weights(s, e, b);
-  dnnl_primitive_desc_destroy(pd);
-  return ok;
+  return het_dnnl_prim_init(&e->p, pd) && reorder_weights(s, e, b);
 }
 
 static void entry_clear(gemm_entry *e) {
-  dnnl_primitive_destroy(e->prim);
+  dnnl_primitive_destroy(e->p.prim);
   if (!e->w_borrowed)
-    free(e->w);
-  e->prim = NULL;
-  e->w = NULL;
+    free(e->p.w);
+  e->p.prim = NULL;
+  e->p.w = NULL;
   e->w_borrowed = false;
   e->ok = false;
 }
@@ -229,12 +181,11 @@ static het_status c_mode_init(gemm_state *s, const het_value *c) {
 het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
                                  void **state) {
   *state = NULL;
-  pthread_once(&g_engine_once, engine_init);
   const het_value *a = node_value(graph, node, 0);
   const het_value *b = node_value(graph, node, 1);
   const het_value *c = node->n_inputs > 2 ? node_value(graph, node, 2) : NULL;
   const het_tensor *w = b ? b->initializer : NULL;
-  if (!g_engine || !a || a->dtype != HET_DTYPE_FLOAT32 || !w ||
+  if (!het_dnnl_engine() || !a || a->dtype != HET_DTYPE_FLOAT32 || !w ||
       w->dtype != HET_DTYPE_FLOAT32 || w->rank != 2 ||
       het_tensor_count(w) == 0 || (c && c->dtype != HET_DTYPE_FLOAT32))
     return HET_OK;
@@ -268,42 +219,6 @@ void het_gemm_dnnl_destroy(void *state) {
   pthread_mutex_destroy(&s->mu);
   free(s->bias);
   free(s);
-}
-
-/* Executes e on a/b/y with a per-call stream and scratchpad. */
-static bool entry_execute(const gemm_entry *e, void *a, void *bias, void *y) {
-  dnnl_memory_t m[5] = {NULL};
-  dnnl_stream_t s = NULL;
-  size_t scratch_size = dnnl_memory_desc_get_size(&e->scratch_md);
-  void *scratch =
-      scratch_size ? aligned_alloc(64, (scratch_size + 63) / 64 * 64) : NULL;
-  int n = 3;
-  bool ok =
-      (scratch || !scratch_size) &&
-      dnnl_memory_create(&m[0], &e->src_md, g_engine, a) == dnnl_success &&
-      dnnl_memory_create(&m[1], &e->w_md, g_engine, e->w) == dnnl_success &&
-      dnnl_memory_create(&m[2], &e->dst_md, g_engine, y) == dnnl_success &&
-      dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
-          dnnl_success;
-  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]},
-                             {DNNL_ARG_WEIGHTS, m[1]},
-                             {DNNL_ARG_DST, m[2]}};
-  if (ok && bias) {
-    ok = dnnl_memory_create(&m[3], &e->b_md, g_engine, bias) == dnnl_success;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[3]};
-  }
-  if (ok && scratch_size) {
-    ok = dnnl_memory_create(&m[4], &e->scratch_md, g_engine, scratch) ==
-         dnnl_success;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[4]};
-  }
-  ok = ok && dnnl_primitive_execute(e->prim, s, n, args) == dnnl_success &&
-       dnnl_stream_wait(s) == dnnl_success;
-  dnnl_stream_destroy(s);
-  for (int i = 0; i < 5; i++)
-    dnnl_memory_destroy(m[i]);
-  free(scratch);
-  return ok;
 }
 
 /* Broadcasts float32 C (rank <= 2, unidirectional to [m, n]) into y;
@@ -341,12 +256,12 @@ het_status het_gemm_dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
                              c->dtype != HET_DTYPE_FLOAT32)))
     return HET_OK;
   const gemm_entry *e = entry_get(s, a->dims[0], a->dims[1], b->data);
-  if (!e || !e->ok || dnnl_memory_desc_get_size(&e->dst_md) != y->nbytes)
+  if (!e || !e->ok || dnnl_memory_desc_get_size(&e->p.dst_md) != y->nbytes)
     return HET_OK;
   if (s->cmode == C_SUM && !fill_c(c, y->data, y->dims[0], y->dims[1]))
     return HET_OK;
-  if (!entry_execute(e, a->data, s->cmode == C_BIAS ? s->bias : NULL,
-                     y->data))
+  if (!het_dnnl_prim_execute(&e->p, a->data,
+                             s->cmode == C_BIAS ? s->bias : NULL, y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN matmul failed");
   *done = true;
   return HET_OK;

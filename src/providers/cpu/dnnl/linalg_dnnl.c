@@ -16,6 +16,7 @@
 #include <dnnl.h>
 
 #include "core/status.h"
+#include "providers/cpu/dnnl/dnnl_common.h"
 #include "providers/cpu/kernels/linalg_conv_dw.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
@@ -28,13 +29,11 @@ typedef struct dnnl_entry {
   int key_rank;
   int64_t key[HET_MAX_RANK];
   bool ok;                   /* false: oneDNN refused, fall back */
-  dnnl_primitive_t prim;
-  dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
+  het_dnnl_prim p;           /* w owned by the entry */
   /* Conv with src/dst layouts chosen by oneDNN: reorders from the plain
    * user X and into the plain user Y (NULL when the layout is plain). */
   dnnl_memory_desc_t src_user, dst_user;
   dnnl_primitive_t src_r, dst_r;
-  void *w;                   /* weights in the primitive's layout */
 } dnnl_entry;
 
 typedef struct het_dnnl_state {
@@ -43,14 +42,6 @@ typedef struct het_dnnl_state {
   int n;
   dnnl_entry entries[DNNL_CACHE];
 } het_dnnl_state;
-
-static dnnl_engine_t g_engine;
-static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
-
-static void engine_init(void) {
-  if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success)
-    g_engine = NULL;
-}
 
 static dnnl_format_tag_t plain_tag(int ndims) {
   static const dnnl_format_tag_t tags[] = {dnnl_a, dnnl_ab, dnnl_abc,
@@ -69,66 +60,14 @@ static bool plain_md(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
                                           : plain_tag(nd)) == dnnl_success;
 }
 
-/* Runs a reorder from user memory (plain) into the entry's weights. */
-static bool reorder_weights(dnnl_entry *e, const dnnl_memory_desc_t *user,
-                            const void *data) {
-  dnnl_primitive_desc_t rpd = NULL;
-  dnnl_primitive_t r = NULL;
-  dnnl_memory_t src = NULL, dst = NULL;
-  dnnl_stream_t s = NULL;
-  bool ok = false;
-  e->w = aligned_alloc(64, (dnnl_memory_desc_get_size(&e->w_md) + 63) / 64 *
-                               64);
-  if (e->w &&
-      dnnl_reorder_primitive_desc_create(&rpd, user, g_engine, &e->w_md,
-                                         g_engine, NULL) == dnnl_success &&
-      dnnl_primitive_create(&r, rpd) == dnnl_success &&
-      dnnl_memory_create(&src, user, g_engine, (void *)data) == dnnl_success &&
-      dnnl_memory_create(&dst, &e->w_md, g_engine, e->w) == dnnl_success &&
-      dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
-          dnnl_success) {
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
-    ok = dnnl_primitive_execute(r, s, 2, args) == dnnl_success &&
-         dnnl_stream_wait(s) == dnnl_success;
-  }
-  dnnl_stream_destroy(s);
-  dnnl_memory_destroy(src);
-  dnnl_memory_destroy(dst);
-  dnnl_primitive_destroy(r);
-  dnnl_primitive_desc_destroy(rpd);
-  return ok;
-}
-
-static void query_md(dnnl_primitive_desc_t pd, dnnl_query_t what, int i,
-                     dnnl_memory_desc_t *out) {
-  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, what, i);
-  if (md)
-    *out = *md;
-  else
-    memset(out, 0, sizeof *out);
-}
-
-/* Copies the mds the entry needs from pd, creates the primitive, reorders
- * the weights from user layout; pd is destroyed. */
+/* Builds the entry's primitive from pd (destroyed) and reorders the
+ * weights from their user layout into the primitive's. */
 static bool entry_finish(dnnl_entry *e, dnnl_primitive_desc_t pd,
                          const dnnl_memory_desc_t *w_user, const void *w) {
-  query_md(pd, dnnl_query_src_md, 0, &e->src_md);
-  query_md(pd, dnnl_query_dst_md, 0, &e->dst_md);
-  query_md(pd, dnnl_query_weights_md, 0, &e->w_md);
-  query_md(pd, dnnl_query_weights_md, 1, &e->b_md);
-  query_md(pd, dnnl_query_scratchpad_md, 0, &e->scratch_md);
-  bool ok = dnnl_primitive_create(&e->prim, pd) == dnnl_success &&
-            reorder_weights(e, w_user, w);
-  dnnl_primitive_desc_destroy(pd);
-  return ok;
-}
-
-static dnnl_primitive_attr_t user_scratch_attr(void) {
-  dnnl_primitive_attr_t attr = NULL;
-  if (dnnl_primitive_attr_create(&attr) != dnnl_success)
-    return NULL;
-  dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  return attr;
+  if (!het_dnnl_prim_init(&e->p, pd))
+    return false;
+  e->p.w = het_dnnl_alloc(&e->p.w_md);
+  return e->p.w && het_dnnl_reorder(w_user, w, &e->p.w_md, e->p.w);
 }
 
 /* Layouts oneDNN picks itself for Conv: dst always (the stem conv then
@@ -143,8 +82,9 @@ static bool boundary_reorder(const dnnl_memory_desc_t *from,
   *r = NULL;
   if (dnnl_memory_desc_equal(from, to))
     return true;
-  bool ok = dnnl_reorder_primitive_desc_create(&rpd, from, g_engine, to,
-                                               g_engine, NULL) ==
+  dnnl_engine_t eng = het_dnnl_engine();
+  bool ok = dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
+                                               NULL) ==
                 dnnl_success &&
             dnnl_primitive_create(r, rpd) == dnnl_success;
   dnnl_primitive_desc_destroy(rpd);
@@ -180,7 +120,7 @@ static bool conv_entry_create(const het_node *node, const int64_t *xd, int xr,
   dnnl_memory_desc_t src, dst, wany, wuser, b;
   dnnl_convolution_desc_t cd;
   dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = user_scratch_attr();
+  dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   bool ok = attr && xd[1] == w->dims[1] * group && m % group == 0 &&
             plain_md(&src, xr, xd, DNNL_CONV_SRC_ANY) &&
             plain_md(&dst, xr, ydims, true) &&
@@ -192,12 +132,12 @@ static bool conv_entry_create(const het_node *node, const int64_t *xd, int xr,
                 &cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
                 &wany, bias ? &b : NULL, &dst, st, dil, pl, pr) ==
                 dnnl_success &&
-            dnnl_primitive_desc_create(&pd, &cd, attr, g_engine, NULL) ==
+            dnnl_primitive_desc_create(&pd, &cd, attr, het_dnnl_engine(), NULL) ==
                 dnnl_success;
   dnnl_primitive_attr_destroy(attr);
   return ok && entry_finish(e, pd, &wuser, w->data) &&
-         boundary_reorder(&e->src_user, &e->src_md, &e->src_r) &&
-         boundary_reorder(&e->dst_md, &e->dst_user, &e->dst_r);
+         boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r) &&
+         boundary_reorder(&e->p.dst_md, &e->dst_user, &e->dst_r);
 }
 
 /* MatMul with 2-D constant B: A's leading dims fold into M. */
@@ -210,23 +150,23 @@ static bool matmul_entry_create(const int64_t *xd, int xr,
   dnnl_memory_desc_t src, dst, wany, wuser;
   dnnl_matmul_desc_t md;
   dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = user_scratch_attr();
+  dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   bool ok = attr && m > 0 && plain_md(&src, 2, a, false) &&
             plain_md(&dst, 2, y, false) && plain_md(&wany, 2, w->dims, true) &&
             plain_md(&wuser, 2, w->dims, false) &&
             dnnl_matmul_desc_init(&md, &src, &wany, NULL, &dst) ==
                 dnnl_success &&
-            dnnl_primitive_desc_create(&pd, &md, attr, g_engine, NULL) ==
+            dnnl_primitive_desc_create(&pd, &md, attr, het_dnnl_engine(), NULL) ==
                 dnnl_success;
   dnnl_primitive_attr_destroy(attr);
   return ok && entry_finish(e, pd, &wuser, w->data);
 }
 
 static void entry_clear(dnnl_entry *e) {
-  dnnl_primitive_destroy(e->prim);
+  dnnl_primitive_destroy(e->p.prim);
   dnnl_primitive_destroy(e->src_r);
   dnnl_primitive_destroy(e->dst_r);
-  free(e->w);
+  free(e->p.w);
   memset(e, 0, sizeof *e);
 }
 
@@ -279,12 +219,11 @@ static het_status state_create(dnnl_kind kind, void **out) {
 static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
                                dnnl_kind kind, void **state) {
   *state = NULL;
-  pthread_once(&g_engine_once, engine_init);
   int xid = het_node_input(node, 0);
   const het_tensor *w = node_init(graph, node, 1);
   bool has_b = kind == KIND_CONV && het_node_input(node, 2) >= 0;
   const het_tensor *b = has_b ? node_init(graph, node, 2) : NULL;
-  if (!g_engine || xid < 0 || graph->values[xid].dtype != HET_DTYPE_FLOAT32 ||
+  if (!het_dnnl_engine() || xid < 0 || graph->values[xid].dtype != HET_DTYPE_FLOAT32 ||
       !w || w->dtype != HET_DTYPE_FLOAT32 || (has_b && !b) ||
       (b && b->dtype != HET_DTYPE_FLOAT32))
     return HET_OK;
@@ -323,77 +262,17 @@ void het_dnnl_state_destroy(void *state) {
   free(s);
 }
 
-/* Executes e's primitive on x/w/b/y (in its layouts) with a per-call
- * stream and scratchpad. */
-static bool prim_execute(const dnnl_entry *e, void *x, void *b, void *y) {
-  dnnl_memory_t m[5] = {NULL};
-  dnnl_stream_t s = NULL;
-  size_t scratch_size = dnnl_memory_desc_get_size(&e->scratch_md);
-  void *scratch = scratch_size ? aligned_alloc(64, (scratch_size + 63) / 64 * 64)
-                               : NULL;
-  int n = 3;
-  bool ok =
-      (scratch || !scratch_size) &&
-      dnnl_memory_create(&m[0], &e->src_md, g_engine, x) == dnnl_success &&
-      dnnl_memory_create(&m[1], &e->w_md, g_engine, e->w) == dnnl_success &&
-      dnnl_memory_create(&m[2], &e->dst_md, g_engine, y) == dnnl_success &&
-      dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
-          dnnl_success;
-  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]},
-                             {DNNL_ARG_WEIGHTS, m[1]},
-                             {DNNL_ARG_DST, m[2]}};
-  if (ok && b) {
-    ok = dnnl_memory_create(&m[3], &e->b_md, g_engine, b) == dnnl_success;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[3]};
-  }
-  if (ok && scratch_size) {
-    ok = dnnl_memory_create(&m[4], &e->scratch_md, g_engine, scratch) ==
-         dnnl_success;
-    args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[4]};
-  }
-  ok = ok && dnnl_primitive_execute(e->prim, s, n, args) == dnnl_success &&
-       dnnl_stream_wait(s) == dnnl_success;
-  dnnl_stream_destroy(s);
-  for (int i = 0; i < 5; i++)
-    dnnl_memory_destroy(m[i]);
-  free(scratch);
-  return ok;
-}
-
-/* Runs reorder r from (fmd, from) to (tmd, to). */
-static bool reorder_execute(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
-                            void *from, const dnnl_memory_desc_t *tmd,
-                            void *to) {
-  dnnl_memory_t a = NULL, b = NULL;
-  dnnl_stream_t s = NULL;
-  bool ok = dnnl_memory_create(&a, fmd, g_engine, from) == dnnl_success &&
-            dnnl_memory_create(&b, tmd, g_engine, to) == dnnl_success &&
-            dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) ==
-                dnnl_success;
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a}, {DNNL_ARG_TO, b}};
-  ok = ok && dnnl_primitive_execute(r, s, 2, args) == dnnl_success &&
-       dnnl_stream_wait(s) == dnnl_success;
-  dnnl_stream_destroy(s);
-  dnnl_memory_destroy(a);
-  dnnl_memory_destroy(b);
-  return ok;
-}
-
-static void *md_alloc(const dnnl_memory_desc_t *md) {
-  return aligned_alloc(64, (dnnl_memory_desc_get_size(md) + 63) / 64 * 64);
-}
-
 /* Executes e on plain user x/b/y, through per-call buffers in the
  * primitive's src/dst layouts where those are not plain. */
 static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y) {
-  void *xs = e->src_r ? md_alloc(&e->src_md) : x;
-  void *ys = e->dst_r ? md_alloc(&e->dst_md) : y;
+  void *xs = e->src_r ? het_dnnl_alloc(&e->p.src_md) : x;
+  void *ys = e->dst_r ? het_dnnl_alloc(&e->p.dst_md) : y;
   bool ok = xs && ys &&
-            (!e->src_r ||
-             reorder_execute(e->src_r, &e->src_user, x, &e->src_md, xs)) &&
-            prim_execute(e, xs, b, ys) &&
-            (!e->dst_r ||
-             reorder_execute(e->dst_r, &e->dst_md, ys, &e->dst_user, y));
+            (!e->src_r || het_dnnl_reorder_run(e->src_r, &e->src_user, x,
+                                               &e->p.src_md, xs)) &&
+            het_dnnl_prim_execute(&e->p, xs, b, ys) &&
+            (!e->dst_r || het_dnnl_reorder_run(e->dst_r, &e->p.dst_md, ys,
+                                               &e->dst_user, y));
   if (xs != x)
     free(xs);
   if (ys != y)
@@ -414,7 +293,7 @@ static het_status dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
   const dnnl_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w, b != NULL);
   if (!e || !e->ok ||
       dnnl_memory_desc_get_size(e->dst_user.ndims ? &e->dst_user
-                                                  : &e->dst_md) != y->nbytes)
+                                                  : &e->p.dst_md) != y->nbytes)
     return HET_OK;
   if (!entry_execute(e, x->data, b ? b->data : NULL, y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");

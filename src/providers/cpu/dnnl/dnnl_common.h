@@ -1,0 +1,47 @@
+/* dnnl_common.h — what the oneDNN-backed kernels (linalg_dnnl.c for Conv
+ * and MatMul, gemm_dnnl.c for Gemm) share: the process's CPU engine, a
+ * built primitive with the memory descriptors it was created for, buffers
+ * in a descriptor's layout, reorders, and execution with a per-call stream
+ * and scratchpad (so one primitive serves several threads at once).
+ */
+#ifndef HET_CPU_DNNL_COMMON_H
+#define HET_CPU_DNNL_COMMON_H
+
+#include <stdbool.h>
+
+#include <dnnl.h>
+
+/* The CPU engine, created on first use; NULL when oneDNN cannot start. */
+dnnl_engine_t het_dnnl_engine(void);
+
+/* A primitive and the layouts it expects.  w holds the weights in w_md's
+ * layout (who owns it is the caller's business). */
+typedef struct het_dnnl_prim {
+  dnnl_primitive_t prim;
+  dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
+  void *w;
+} het_dnnl_prim;
+
+/* Fills p's descriptors from pd and creates the primitive; destroys pd. */
+bool het_dnnl_prim_init(het_dnnl_prim *p, dnnl_primitive_desc_t pd);
+
+/* Runs p on src/bias/dst (bias may be NULL) and p->w. */
+bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
+                           void *dst);
+
+/* An attribute with user-provided scratchpad; NULL on failure. */
+dnnl_primitive_attr_t het_dnnl_scratch_attr(void);
+
+/* A 64-byte aligned buffer of md's size (free with free); NULL on failure. */
+void *het_dnnl_alloc(const dnnl_memory_desc_t *md);
+
+/* Runs the reorder primitive r from (fmd, from) to (tmd, to). */
+bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
+                          const void *from, const dnnl_memory_desc_t *tmd,
+                          void *to);
+
+/* Reorders once from (fmd, from) to (tmd, to) with a temporary primitive. */
+bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
+                      const dnnl_memory_desc_t *tmd, void *to);
+
+#endif
