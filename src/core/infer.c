@@ -6,7 +6,6 @@
 #include "core/infer.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -47,13 +46,11 @@ int64_t het_shape_count(const het_shape *s) {
 
 het_status het_infer_fail(const het_infer_ctx *ctx, het_status st,
                           const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  het_status r = het_node_errorv(ctx->node, st, fmt, ap);
   va_end(ap);
-  return het_error(st, "node '%s' (%s): %s", ctx->node->name,
-                   ctx->node->op_type, msg);
+  return r;
 }
 
 static bool het_dim_same_symbol(het_dim a, het_dim b) {

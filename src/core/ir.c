@@ -4,6 +4,7 @@
  */
 #include "core/ir.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -429,4 +430,11 @@ const float *het_node_attr_floats(const het_node *n, const char *name,
 
 int het_node_input(const het_node *n, int i) {
   return i >= 0 && i < n->n_inputs ? n->inputs[i] : -1;
+}
+
+het_status het_node_errorv(const het_node *n, het_status st, const char *fmt,
+                           va_list ap) {
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return het_error(st, "node '%s' (%s): %s", n->name, n->op_type, msg);
 }

@@ -8,6 +8,7 @@
 #ifndef HET_CORE_IR_H
 #define HET_CORE_IR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -167,6 +168,11 @@ const int64_t *het_node_attr_ints(const het_node *n, const char *name,
                                   size_t *count);
 const float *het_node_attr_floats(const het_node *n, const char *name,
                                   size_t *count);
+
+/* het_error with "node 'name' (Op): " in front of the formatted message:
+ * the one place node-level errors are worded (inference, kernels). */
+het_status het_node_errorv(const het_node *n, het_status st, const char *fmt,
+                           va_list ap);
 
 /* Input i's value id, or -1 when i >= n_inputs or the input was omitted. */
 int het_node_input(const het_node *n, int i);

@@ -82,11 +82,7 @@ static het_status het_opt_act_apply(het_opt *o, int c, int n, float lo,
                                         .type = HET_ATTR_FLOAT, .f = hi};
   conv->attrs = attrs;
   conv->n_attrs += 2;
-  int x = conv->outputs[0], y = g->nodes[n].outputs[0];
-  het_opt_kill_node(o, n);
-  conv->outputs[0] = y;
-  g->values[y].producer = c;
-  g->values[x].producer = -1;
+  het_opt_absorb_next(o, c, n);
   return HET_OK;
 }
 

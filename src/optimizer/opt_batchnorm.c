@@ -125,11 +125,7 @@ static het_status het_opt_bn_apply(het_opt *o, int c, int n) {
     o->uses[conv->inputs[1]]--;
   conv->inputs[1] = w;
   conv->inputs[2] = b;
-  int x = conv->outputs[0], y = g->nodes[n].outputs[0];
-  het_opt_kill_node(o, n);
-  conv->outputs[0] = y;
-  g->values[y].producer = c;
-  g->values[x].producer = -1;
+  het_opt_absorb_next(o, c, n);
   return HET_OK;
 }
 

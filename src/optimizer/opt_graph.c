@@ -104,6 +104,15 @@ void het_opt_replace_uses(het_opt *o, int from, int to) {
   }
 }
 
+void het_opt_absorb_next(het_opt *o, int c, int n) {
+  het_graph *g = o->g;
+  int x = g->nodes[c].outputs[0], y = g->nodes[n].outputs[0];
+  het_opt_kill_node(o, n);
+  g->nodes[c].outputs[0] = y;
+  g->values[y].producer = c;
+  g->values[x].producer = -1;
+}
+
 void het_opt_kill_node(het_opt *o, int n) {
   const het_node *node = &o->g->nodes[n];
   if (o->dead[n])

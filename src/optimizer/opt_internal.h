@@ -43,6 +43,9 @@ int het_opt_uses(const het_opt *o, int v);
 void het_opt_replace_uses(het_opt *o, int from, int to);
 /* Marks node n dead; its input uses are released. */
 void het_opt_kill_node(het_opt *o, int n);
+/* Node c absorbs node n, the only reader of c's output: c writes n's
+ * (first) output value instead and n is killed. */
+void het_opt_absorb_next(het_opt *o, int c, int n);
 
 /* Interns a fresh value named after base (base, base_1, ...) holding t as
  * a constant initializer (graph takes ownership of t on success). */

@@ -1,7 +1,6 @@
 /* registry.c — lookup of CPU kernels across the kernel groups, and the
  * kernels' shared error helper. */
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "providers/cpu/kernel.h"
@@ -31,11 +30,9 @@ const het_cpu_kernel *het_cpu_kernel_find(const char *domain,
 
 het_status het_cpu_kernel_fail(const het_cpu_kernel_ctx *ctx, het_status st,
                                const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  het_status r = het_node_errorv(ctx->node, st, fmt, ap);
   va_end(ap);
-  return het_error(st, "node '%s' (%s): %s", ctx->node->name,
-                   ctx->node->op_type, msg);
+  return r;
 }
