@@ -14,6 +14,9 @@ typedef struct het_body {
   const het_graph *graph;
   void *compiled;
   int *uses;
+  int *outer;     /* values the body reads from enclosing scopes */
+  bool *required; /* per outer entry: some node or output reads it */
+  int n_outer;
 } het_body;
 
 typedef struct het_control_state {
@@ -24,6 +27,40 @@ typedef struct het_control_state {
 static void het_body_deinit(het_body *b) {
   het_cpu_graph_destroy(b->compiled);
   free(b->uses);
+  free(b->outer);
+  free(b->required);
+}
+
+/* True when some node of g or a graph output reads value v. */
+static bool het_value_is_read(const het_graph *g, int v) {
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] == v)
+        return true;
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v)
+      return true;
+  return false;
+}
+
+/* Lists the values a body takes from enclosing scopes: no producer, not a
+ * body input, not an initializer.  Done once, not per iteration. */
+static het_status het_body_find_outer(const het_node *node, het_body *b) {
+  const het_graph *g = b->graph;
+  b->outer = calloc((size_t)g->n_values + 1, sizeof *b->outer);
+  b->required = calloc((size_t)g->n_values + 1, sizeof *b->required);
+  if (!b->outer || !b->required)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
+                     node->name);
+  for (int v = 0; v < g->n_values; v++) {
+    const het_value *val = &g->values[v];
+    if (val->producer >= 0 || val->initializer ||
+        (val->flags & HET_VALUE_GRAPH_INPUT))
+      continue;
+    b->required[b->n_outer] = het_value_is_read(g, v);
+    b->outer[b->n_outer++] = v;
+  }
+  return HET_OK;
 }
 
 static het_status het_body_init(const het_node *node, const char *attr,
@@ -50,6 +87,7 @@ static het_status het_body_init(const het_node *node, const char *attr,
         g->values[v].producer < 0)
       b->uses[v] = -1; /* outer-scope values are borrowed, never freed */
   het_run_mark_outer_uses(g, b->uses);
+  HET_TRY(het_body_find_outer(node, b));
   het_status st = het_cpu_graph_compile(g, &b->compiled);
   if (st != HET_OK)
     het_error_wrap(st, "node '%s' (%s) body '%s'", node->name, node->op_type,
@@ -85,18 +123,6 @@ static het_status het_control_prepare_bodies(const het_node *node,
   return HET_OK;
 }
 
-/* True when some node of g or a graph output reads value v. */
-static bool het_value_is_read(const het_graph *g, int v) {
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] == v)
-        return true;
-  for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v)
-      return true;
-  return false;
-}
-
 /* Runs body with inputs[0..n_inputs) bound to its graph inputs; outputs
  * (body->graph->n_outputs entries) receive new tensors the caller owns. */
 static het_status het_body_run(const het_body *body, het_cpu_kernel_ctx *kc,
@@ -112,13 +138,11 @@ static het_status het_body_run(const het_body *body, het_cpu_kernel_ctx *kc,
   het_status st = HET_OK;
   for (int i = 0; i < n_inputs; i++)
     ctx.values[g->inputs[i]] = inputs[i];
-  for (int v = 0; v < g->n_values && st == HET_OK; v++) {
+  for (int k = 0; k < body->n_outer && st == HET_OK; k++) {
+    int v = body->outer[k];
     const het_value *val = &g->values[v];
-    if (val->producer >= 0 || ctx.values[v] ||
-        (val->flags & HET_VALUE_GRAPH_INPUT))
-      continue;
     ctx.values[v] = het_run_lookup_outer(kc->run, val->name);
-    if (!ctx.values[v] && het_value_is_read(g, v))
+    if (!ctx.values[v] && body->required[k])
       st = het_error(HET_ERR_INVALID_MODEL,
                      "node '%s': body reads '%s', which is not defined",
                      kc->node->name, val->name);
