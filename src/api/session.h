@@ -94,6 +94,10 @@ het_status het_session_run_streams(het_session *s, het_run_ctx *ctx);
 /* session_run.c: runs step i of the partition (compute or boundary). */
 het_status het_run_step(het_session *s, het_run_ctx *ctx, int i);
 
+/* session_explain.c: bytes of v from its load-time shape (unknown dims
+ * count 1, unknown rank 0), for reports and traces. */
+double het_value_bytes(const het_value *v);
+
 /* session_measure.c: per-node timing of runs and the node-times file. */
 #define HET_TRACE_MAX_EVENTS 2000000
 typedef struct het_trace_event {

@@ -17,7 +17,7 @@
 #include "partitioner/explain.h"
 #include "transfer/boundary.h"
 
-static double het_value_bytes(const het_value *v) {
+double het_value_bytes(const het_value *v) {
   double n = 1;
   if (v->shape.rank < 0)
     return 0;

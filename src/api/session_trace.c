@@ -26,15 +26,6 @@ static const char *het_trace_provider(const het_session *s, int node) {
   return p >= 0 ? s->providers[p].vt->name : "host";
 }
 
-/* Bytes a boundary node moves (load-time shape; unknown dims count 1). */
-static double het_trace_bytes(const het_session *s, int node) {
-  const het_value *v = &s->graph->values[s->graph->nodes[node].inputs[0]];
-  double n = 1;
-  for (int i = 0; i < v->shape.rank; i++)
-    n *= v->shape.dims[i].value > 0 ? (double)v->shape.dims[i].value : 1;
-  return v->shape.rank < 0 ? 0 : n * (double)het_dtype_size(v->dtype);
-}
-
 static void het_trace_lanes(const het_session *s, het_sbuf *b) {
   het_sbuf_puts(b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
                    "\"args\":{\"name\":\"hetrt session\"}}");
@@ -67,8 +58,11 @@ static void het_trace_event_json(const het_session *s,
                   (e->t1 - e->t0) * 1e6);
   het_sbuf_json_str(b, het_trace_provider(s, e->node));
   het_sbuf_printf(b, ",\"run\":%ld", e->run);
-  if (s->partition.kind[e->node] != HET_STEP_COMPUTE)
-    het_sbuf_printf(b, ",\"bytes\":%.0f", het_trace_bytes(s, e->node));
+  if (s->partition.kind[e->node] != HET_STEP_COMPUTE) {
+    int moved = s->graph->nodes[e->node].inputs[0];
+    het_sbuf_printf(b, ",\"bytes\":%.0f",
+                    het_value_bytes(&s->graph->values[moved]));
+  }
   het_sbuf_puts(b, "}}");
 }
 
