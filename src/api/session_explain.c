@@ -91,20 +91,12 @@ static const char *het_space_label(const het_session *s, int p) {
   return p >= 0 ? s->providers[p].vt->name : "host";
 }
 
-/* Estimated seconds of one copy node from its device's link facts. */
+/* Estimated seconds of one copy node: the cost model's transfer time
+ * (the figure the assignment was optimised with). */
 static double het_copy_seconds(const het_session *s, int node, double bytes) {
   const het_node *n = &s->graph->nodes[node];
-  int to = s->partition.provider[node];
-  int from = het_value_space(s, n->inputs[0]);
-  double t = 0;
-  int ends[2] = {from, to};
-  for (int k = 0; k < 2; k++) {
-    int d = ends[k];
-    if (d < 0 || s->host_memory[d] || s->info[d].link_bandwidth <= 0)
-      continue;
-    t += bytes / s->info[d].link_bandwidth + s->info[d].link_latency;
-  }
-  return t;
+  return het_cost_transfer(&s->cost, het_value_space(s, n->inputs[0]),
+                           s->partition.provider[node], bytes);
 }
 
 /* Host memory bandwidth: the first host-memory provider's, or 10 GB/s. */
