@@ -159,22 +159,14 @@ END_TEST
 
 static Suite *elementwise_suite(void) {
   Suite *s = suite_create("kernels_elementwise");
-  TCase *core = case_tcase("core");
-  tcase_add_loop_test(core, test_core_case, 0,
-                      (int)(sizeof core_cases / sizeof *core_cases));
+  TCase *core =
+      case_loop_tcase(s, "core", test_core_case, CASE_COUNT(core_cases));
   tcase_add_test(core, test_bcast_iterator);
-  suite_add_tcase(s, core);
-  TCase *limits = case_tcase("limits");
-  tcase_add_loop_test(limits, test_limit_case, 0,
-                      (int)(sizeof limit_cases / sizeof *limit_cases));
-  suite_add_tcase(s, limits);
-  TCase *errors = case_tcase("errors");
-  tcase_add_loop_test(errors, test_load_error, 0,
-                      (int)(sizeof load_errors / sizeof *load_errors));
-  tcase_add_loop_test(errors, test_run_error, 0,
-                      (int)(sizeof run_errors / sizeof *run_errors));
+  case_loop_tcase(s, "limits", test_limit_case, CASE_COUNT(limit_cases));
+  TCase *errors =
+      case_loop_tcase(s, "errors", test_load_error, CASE_COUNT(load_errors));
+  tcase_add_loop_test(errors, test_run_error, 0, CASE_COUNT(run_errors));
   tcase_add_test(errors, test_bcast_mismatch);
-  suite_add_tcase(s, errors);
   return s;
 }
 

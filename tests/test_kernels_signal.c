@@ -71,18 +71,9 @@ END_TEST
 
 static Suite *signal_suite(void) {
   Suite *s = suite_create("kernels_signal");
-  TCase *core = case_tcase("core");
-  tcase_add_loop_test(core, test_core_case, 0,
-                      (int)(sizeof core_cases / sizeof *core_cases));
-  suite_add_tcase(s, core);
-  TCase *limits = case_tcase("limits");
-  tcase_add_loop_test(limits, test_limit_case, 0,
-                      (int)(sizeof limit_cases / sizeof *limit_cases));
-  suite_add_tcase(s, limits);
-  TCase *errors = case_tcase("errors");
-  tcase_add_loop_test(errors, test_error_case, 0,
-                      (int)(sizeof error_cases / sizeof *error_cases));
-  suite_add_tcase(s, errors);
+  case_loop_tcase(s, "core", test_core_case, CASE_COUNT(core_cases));
+  case_loop_tcase(s, "limits", test_limit_case, CASE_COUNT(limit_cases));
+  case_loop_tcase(s, "errors", test_error_case, CASE_COUNT(error_cases));
   return s;
 }
 

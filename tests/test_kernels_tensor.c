@@ -116,10 +116,7 @@ END_TEST
 
 static Suite *tensor_suite(void) {
   Suite *s = suite_create("kernels_tensor");
-  TCase *core = case_tcase("core");
-  tcase_add_loop_test(core, test_core_case, 0,
-                      (int)(sizeof core_cases / sizeof *core_cases));
-  suite_add_tcase(s, core);
+  case_loop_tcase(s, "core", test_core_case, CASE_COUNT(core_cases));
   TCase *limits = case_tcase("limits");
   tcase_add_test(limits, test_reshape_unknown_target_rank);
   suite_add_tcase(s, limits);

@@ -33,6 +33,14 @@ het_testcase_verdict case_run(const char *dir, const char *name, char *msg,
   return v;
 }
 
+TCase *case_loop_tcase(Suite *s, const char *name, const TTest *test,
+                       int n) {
+  TCase *tc = case_tcase(name);
+  tcase_add_loop_test(tc, test, 0, n);
+  suite_add_tcase(s, tc);
+  return tc;
+}
+
 void case_assert_pass(const char *dir, const char *name) {
   char msg[512] = "";
   het_testcase_verdict v = case_run(dir, name, msg, sizeof msg);

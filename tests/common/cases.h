@@ -34,6 +34,13 @@ void case_assert_fails(const char *dir, const char *name, const char *word1,
 void case_assert_load_fails(const char *dir, const char *name,
                             het_status status, const char *word);
 
+/* Elements of a static array. */
+#define CASE_COUNT(a) ((int)(sizeof(a) / sizeof *(a)))
+
+/* Adds to s a case_tcase named name running test for _i in [0, n); returns
+ * it for further tests. */
+TCase *case_loop_tcase(Suite *s, const char *name, const TTest *test, int n);
+
 /* Runs the suite in the usual Check way; returns the process exit code. */
 int case_run_suite(Suite *s);
 
