@@ -169,8 +169,11 @@ HET_API het_status het_session_options_set_threads(
  *                "priority" (first capable provider wins)
  *   "optimization"  graph rewrites before partitioning: "none", "basic"
  *                (Identity/Dropout removal, dead nodes, constant folding)
- *                or "extended" (default: basic + BatchNormalization folded
- *                into Conv, Relu/Clip fused into the Conv before them)
+ *                "extended" (basic + BatchNormalization folded into Conv,
+ *                Relu/Clip fused into the Conv before them) or "all"
+ *                (default: extended + fusions into hetrt-domain ops:
+ *                Conv+Add(+Relu/Clip), Gelu, LayerNorm, attention,
+ *                MatMul+Add)
  *   "executor"   "sequential" (default): steps run one after another
  *                through a planned memory arena; "streams": each provider's
  *                compute, copies to devices, copies to the host and

@@ -37,7 +37,7 @@ het_status het_session_options_create(het_session_options **out) {
   if (!o)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cannot allocate options");
   o->threads = 1;
-  o->opt_level = 2;
+  o->opt_level = 3; /* HET_OPT_ALL */
   *out = o;
   return HET_OK;
 }

@@ -103,15 +103,16 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
     return HET_OK;
   }
   if (strcmp(key, "optimization") == 0) {
-    static const char *const levels[] = {"none", "basic", "extended"};
-    for (int i = 0; i < 3; i++)
+    static const char *const levels[] = {"none", "basic", "extended",
+                                         "all"};
+    for (int i = 0; i < 4; i++)
       if (strcmp(value, levels[i]) == 0) {
         o->opt_level = i;
         return HET_OK;
       }
     return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "option 'optimization': '%s' is not none, basic or "
-                     "extended",
+                     "option 'optimization': '%s' is not none, basic, "
+                     "extended or all",
                      value);
   }
   if (strcmp(key, "measure") == 0 || strcmp(key, "trace") == 0) {

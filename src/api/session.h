@@ -45,7 +45,8 @@ struct het_session_options {
   int n_profiles;
   char *profiles[HET_MAX_PROFILES];
   bool use_priority;      /* algorithm=priority */
-  int opt_level;          /* optimization: 0 none, 1 basic, 2 extended */
+  int opt_level;          /* optimization: 0 none, 1 basic, 2 extended,
+                           3 all */
   bool non_strict;        /* strict=false */
   bool measure;           /* measure=true: time every node of every run */
   bool trace;             /* trace=true: keep every node's start and end */

@@ -260,7 +260,7 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   het_constraints c;
   het_claim *claims[HET_MAX_PROVIDERS] = {0};
   HET_TRY(het_graph_infer_shapes(s->graph));
-  HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_EXTENDED, NULL));
+  HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
   HET_TRY(het_session_add_providers(s, o));
   HET_TRY(het_resolve_constraints(s, o, &c));
   HET_TRY(het_collect_claims(s, &c, claims));

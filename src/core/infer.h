@@ -109,6 +109,8 @@ extern const het_op_def het_ops_linalg[];  /* conv, gemm, matmul, pool, norm */
 extern const het_op_def het_ops_tensor[];  /* reshape, gather, slice, ... */
 extern const het_op_def het_ops_reduce[];  /* reductions, softmax, topk, ... */
 extern const het_op_def het_ops_control[]; /* If, Loop, Scan */
+extern const het_op_def het_ops_nlp[];     /* hetrt.Gelu, LayerNorm,
+                                              Attention, ... (fusions) */
 extern const het_op_def het_ops_signal[];  /* DFT, windows, GridSample, NMS */
 
 #endif

@@ -66,6 +66,10 @@ het_status het_opt_remove_identities(het_opt *o);
 het_status het_opt_fold_constants(het_opt *o);
 het_status het_opt_fuse_batchnorm(het_opt *o);
 het_status het_opt_fuse_activations(het_opt *o);
+het_status het_opt_fuse_conv_add(het_opt *o); /* opt_conv_add.c */
+het_status het_opt_fuse_nlp(het_opt *o);      /* opt_nlp*.c: Gelu,
+                                                 LayerNorm, attention,
+                                                 MatMul+Add */
 void het_opt_remove_dead(het_opt *o);
 
 #endif

@@ -23,6 +23,10 @@ static het_status het_opt_round(het_opt *o) {
     HET_TRY(het_opt_fuse_batchnorm(o));
     HET_TRY(het_opt_fuse_activations(o));
   }
+  if (o->level >= HET_OPT_ALL) {
+    HET_TRY(het_opt_fuse_conv_add(o));
+    HET_TRY(het_opt_fuse_nlp(o));
+  }
   het_opt_remove_dead(o);
   if (o->changes == 0)
     return HET_OK;

@@ -18,6 +18,9 @@ enum {
                            dead nodes */
   HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv,
                            Relu/Clip fused into the Conv before */
+  HET_OPT_ALL = 3,      /* extended + fusions into hetrt-domain ops:
+                           Conv+Add(+act), Gelu, LayerNorm, attention,
+                           MatMul+Add (the default) */
 };
 
 /* What het_optimize did (counts over all rounds). */
@@ -28,13 +31,18 @@ typedef struct het_optimize_stats {
   int shapes_folded;        /* of which Shape/Size of static shapes */
   int batchnorms_fused;     /* BatchNormalization folded into Conv */
   int activations_fused;    /* Relu/Clip taken over by the Conv before */
+  int conv_adds_fused;      /* Add (+Relu/Clip) taken over by a Conv */
+  int gelus_fused;          /* Erf-form Gelu patterns → hetrt.Gelu */
+  int layernorms_fused;     /* ReduceMean/Sub/Pow/Sqrt/Div patterns */
+  int attentions_fused;     /* MatMul→scale→Softmax→MatMul patterns */
+  int matmul_adds_fused;    /* MatMul + bias Add */
   int dead_removed;         /* nodes whose outputs nobody read */
   int initializers_dropped; /* initializers no longer read, freed */
   int rounds;
 } het_optimize_stats;
 
 /* Rewrites g in place at the given level (HET_OPT_*; levels above
- * EXTENDED act as EXTENDED, 0 or less does nothing).  g must be validated
+ * ALL act as ALL, 0 or less does nothing).  g must be validated
  * (g->order set) and shape-inferred (het_graph_infer_shapes); on success
  * it is again both.  Nodes carrying subgraphs (If/Loop/Scan) and values
  * their subgraphs read from the outer scope are kept; graph outputs keep

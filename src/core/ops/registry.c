@@ -6,6 +6,7 @@
 static const het_op_def *const het_op_groups[] = {
     het_ops_elementwise, het_ops_linalg, het_ops_tensor,
     het_ops_reduce,      het_ops_control,   het_ops_signal,
+    het_ops_nlp,
 };
 
 static bool het_domain_is_onnx(const char *d) {

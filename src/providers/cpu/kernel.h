@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/infer.h"
 #include "core/ir.h"
@@ -30,6 +31,12 @@ typedef struct het_cpu_kernel_ctx {
    * NULL (e.g. kernels run by other providers or constant folding) runs
    * loops inline.  Borrowed, valid during run(). */
   struct het_threadpool *pool;
+  /* Physical layout inside a compiled CPU subgraph (layout.c): bit k of
+   * nhwc_in set means inputs[k] is rank 4 and stored NHWC although its
+   * dims still read N,C,H,W; nhwc_out likewise for outputs.  Only kernels
+   * whose op the layout pass lists ever see a bit set; a value with
+   * H*W == 1 (identical in both layouts) is never marked. */
+  uint32_t nhwc_in, nhwc_out;
 } het_cpu_kernel_ctx;
 
 typedef struct het_cpu_kernel {
@@ -55,6 +62,7 @@ extern const het_cpu_kernel het_cpu_kernels_tensor[];
 extern const het_cpu_kernel het_cpu_kernels_reduce[];
 extern const het_cpu_kernel het_cpu_kernels_control[];
 extern const het_cpu_kernel het_cpu_kernels_signal[];
+extern const het_cpu_kernel het_cpu_kernels_nlp[]; /* hetrt-domain fusions */
 
 /* het_error with "node 'name' (Op): " in front of the message. */
 het_status het_cpu_kernel_fail(const het_cpu_kernel_ctx *ctx, het_status st,

@@ -9,6 +9,7 @@ static const het_cpu_kernel *const het_cpu_groups[] = {
     het_cpu_kernels_elementwise, het_cpu_kernels_linalg,
     het_cpu_kernels_tensor,      het_cpu_kernels_reduce,
     het_cpu_kernels_control,     het_cpu_kernels_signal,
+    het_cpu_kernels_nlp,
 };
 
 static bool het_cpu_domain_is_onnx(const char *d) {
