@@ -3,7 +3,7 @@
  * optimized graph must have the expected node and op counts, keep its
  * output names, and compute what the unoptimized graph computes (rtol
  * 1e-5, atol 1e-5) and what the numpy/torch reference says; sessions with the
- * "optimization" option at none and extended must both pass each case.
+ * "optimization" option at every level must pass each case.
  */
 #include <check.h>
 #include <stdio.h>
@@ -61,6 +61,12 @@ static const opt_case k_cases[] = {
     {"conv_clip", HET_OPT_BASIC, 4, {{"Clip", 1}, {"Relu", 1}}},
     {"fold_large", HET_OPT_EXTENDED, 3,
      {{"ConstantOfShape", 1}, {"ReduceSum", 1}}},
+    /* gen_resnet_block.py: both residual Adds go into FusedConv, the Relu
+     * after the first one with them */
+    {"resnet_block", HET_OPT_ALL, 10,
+     {{"FusedConv", 2}, {"Conv", 3}, {"Add", 0}, {"Relu", 0}, {"Clip", 0}}},
+    {"resnet_block", HET_OPT_EXTENDED, 13,
+     {{"FusedConv", 0}, {"Conv", 5}, {"Add", 2}, {"Relu", 1}, {"Clip", 0}}},
 };
 
 /* ---- helpers ---- */
@@ -215,6 +221,10 @@ START_TEST(test_stats) {
   g = load_graph("const_chain", HET_OPT_BASIC, &st);
   ck_assert_int_eq(st.dead_removed, 1);
   het_graph_destroy(g);
+  g = load_graph("resnet_block", HET_OPT_ALL, &st);
+  ck_assert_int_eq(st.conv_adds_fused, 2);
+  ck_assert_int_eq(st.activations_fused, 3); /* relu1, clip3, relu2 */
+  het_graph_destroy(g);
 }
 END_TEST
 
@@ -251,9 +261,9 @@ static void session_case(het_env *env, const char *dir, const char *level) {
 START_TEST(test_sessions_by_level) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
-  const char *levels[] = {"none", "basic", "extended"};
+  const char *levels[] = {"none", "basic", "extended", "all"};
   for (size_t c = 0; c < sizeof k_cases / sizeof k_cases[0]; c++)
-    for (int l = 0; l < 3; l++)
+    for (int l = 0; l < 4; l++)
       session_case(env, k_cases[c].dir, levels[l]);
   het_env_destroy(env);
 }

@@ -1,5 +1,6 @@
-/* opt_activation.c — a float32 Conv whose only reader is a Relu or a Clip
- * with constant bounds takes the activation over: the Conv gets the
+/* opt_activation.c — a float32 Conv (or hetrt.FusedConv, opt_conv_add.c)
+ * whose only reader is a Relu or a Clip with constant bounds takes the
+ * activation over: the Conv gets the
  * attributes hetrt_act_min / hetrt_act_max (its kernel clamps its output
  * to them) and writes the activation's output value; the activation node
  * goes.  Invariant: only the CPU kernels read these attributes, and every
@@ -51,7 +52,7 @@ static bool het_opt_act_bounds(const het_graph *g, const het_node *act,
   return het_opt_scalar(g, act, 1, lo) && het_opt_scalar(g, act, 2, hi);
 }
 
-/* The Conv node whose output only act reads, or -1. */
+/* The Conv/FusedConv node whose output only act reads, or -1. */
 static int het_opt_act_conv(const het_opt *o, const het_node *act) {
   const het_graph *g = o->g;
   int x = het_node_input(act, 0);
@@ -60,8 +61,11 @@ static int het_opt_act_conv(const het_opt *o, const het_node *act) {
     return -1;
   int c = g->values[x].producer;
   const het_node *conv = &g->nodes[c];
-  if (o->dead[c] || *conv->domain || strcmp(conv->op_type, "Conv") != 0 ||
-      conv->n_outputs != 1 || het_node_find_attr(conv, HET_ACT_MIN))
+  bool is_conv = !*conv->domain && strcmp(conv->op_type, "Conv") == 0;
+  bool is_fused = strcmp(conv->domain, "hetrt") == 0 &&
+                  strcmp(conv->op_type, "FusedConv") == 0;
+  if (o->dead[c] || !(is_conv || is_fused) || conv->n_outputs != 1 ||
+      het_node_find_attr(conv, HET_ACT_MIN))
     return -1;
   return c;
 }

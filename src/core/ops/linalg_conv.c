@@ -122,6 +122,26 @@ het_status het_infer_conv(het_infer_ctx *ctx) {
   return conv_shape(ctx, 0, 1, 2, HET_GEOM_CONV, ctx->inputs[0].dtype);
 }
 
+/* hetrt.FusedConv (optimizer level all): Conv's X, W, B (B may be
+ * omitted) and the residual Z added to the output before the fused
+ * activation; Z must have the output's dtype and shape. */
+het_status het_infer_fused_conv(het_infer_ctx *ctx) {
+  HET_TRY(het_infer_conv(ctx));
+  if (ctx->n_inputs < 4 || !ctx->inputs[3].present)
+    return HET_OK;
+  const het_value_info *z = &ctx->inputs[3], *y = &ctx->outputs[0];
+  bool same = (z->dtype == y->dtype || !z->dtype || !y->dtype) &&
+              z->shape.rank == y->shape.rank;
+  for (int i = 0; same && i < y->shape.rank; i++)
+    same = z->shape.dims[i].value < 0 || y->shape.dims[i].value < 0 ||
+           z->shape.dims[i].value == y->shape.dims[i].value;
+  if (!same && z->shape.rank >= 0 && y->shape.rank >= 0)
+    return het_infer_fail(ctx, HET_ERR_SHAPE,
+                          "residual input 3 must have the output's type "
+                          "and shape");
+  return HET_OK;
+}
+
 het_status het_infer_conv_transpose(het_infer_ctx *ctx) {
   HET_TRY(het_infer_require_type(ctx, 0, HET_TYPES_FLOAT));
   HET_TRY(het_infer_require_type(ctx, 1, HET_TYPES_FLOAT));

@@ -46,6 +46,7 @@ int64_t het_conv_geom_count(const int64_t *dims, int nsp);
 
 /* Infer functions of the linalg group (linalg_*.c). */
 het_status het_infer_conv(het_infer_ctx *ctx);
+het_status het_infer_fused_conv(het_infer_ctx *ctx);
 het_status het_infer_conv_integer(het_infer_ctx *ctx);
 het_status het_infer_qlinear_conv(het_infer_ctx *ctx);
 het_status het_infer_conv_transpose(het_infer_ctx *ctx);

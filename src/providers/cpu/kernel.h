@@ -52,6 +52,12 @@ typedef struct het_cpu_kernel {
                         void **state);
   het_status (*run)(het_cpu_kernel_ctx *ctx);
   void (*destroy_state)(void *state);
+  /* Optional: prepare for a node the layout pass (layout.c) gave NHWC
+   * bits (see het_cpu_kernel_ctx); called instead of prepare then.
+   * HET_ERR_UNSUPPORTED makes the pass keep this node plain. */
+  het_status (*prepare_layout)(const het_graph *graph, const het_node *node,
+                               uint32_t nhwc_in, uint32_t nhwc_out,
+                               void **state);
 } het_cpu_kernel;
 
 /* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one

@@ -1,19 +1,24 @@
 /* provider.c — the CPU execution provider: claims nodes that have a CPU
- * kernel, compiles a subgraph into per-node kernel states and runs it on
- * the host.  Invariant: a compiled subgraph is immutable after compile, so
+ * kernel, compiles a subgraph into per-node kernel states (after the
+ * layout pass, layout.c, has picked NHWC values) and runs it on the host.
+ * Option cpu.layout: "auto" (default) or "nchw" (no NHWC values).
+ * Invariant: a compiled subgraph is immutable after compile, so
  * concurrent runs share it safely.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "executor/run.h"
 #include "providers/cpu/cpu.h"
 #include "providers/cpu/kernel.h"
+#include "providers/cpu/layout.h"
 #include "providers/cpu/profile.h"
 #include "providers/cpu/threadpool.h"
 
 typedef struct het_cpu_state {
   int threads;
+  bool nchw_only;       /* cpu.layout=nchw */
   het_device_info info; /* from the profile, or measured */
   het_threadpool *pool; /* threads-1 workers; NULL for control-flow bodies
                          * (het_cpu_graph_run): their loops run inline */
@@ -25,7 +30,23 @@ typedef struct het_cpu_compiled {
   int *nodes;
   const het_cpu_kernel **kernels;
   void **states;
+  het_cpu_layout *layout; /* per node: NHWC bits from the layout pass */
 } het_cpu_compiled;
+
+/* Applies option key=value to s. */
+static het_status het_cpu_option(het_cpu_state *s, const char *key,
+                                 const char *value) {
+  if (strcmp(key, "layout") != 0)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "provider 'cpu': unknown option 'cpu.%s' (known: "
+                     "cpu.layout)",
+                     key);
+  if (strcmp(value, "auto") && strcmp(value, "nchw"))
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "option 'cpu.layout': '%s' is not auto or nchw", value);
+  s->nchw_only = strcmp(value, "nchw") == 0;
+  return HET_OK;
+}
 
 static het_status het_cpu_create(const het_provider_config *config,
                                  void **state) {
@@ -33,15 +54,13 @@ static het_status het_cpu_create(const het_provider_config *config,
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   s->threads = config && config->threads > 0 ? config->threads : 1;
-  if (config && config->n_options > 0) {
-    free(s);
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "provider 'cpu': unknown option 'cpu.%s'",
-                     config->option_keys[0]);
-  }
-  het_status st = config && config->profile_path
-                      ? het_cpu_device_info_load(config->profile_path, &s->info)
-                      : het_cpu_device_info(&s->info);
+  het_status st = HET_OK;
+  for (int i = 0; st == HET_OK && config && i < config->n_options; i++)
+    st = het_cpu_option(s, config->option_keys[i], config->option_values[i]);
+  if (st == HET_OK)
+    st = config && config->profile_path
+             ? het_cpu_device_info_load(config->profile_path, &s->info)
+             : het_cpu_device_info(&s->info);
   if (st == HET_OK)
     st = het_threadpool_create(s->threads, &s->pool);
   if (st != HET_OK) {
@@ -103,7 +122,66 @@ static void het_cpu_destroy_compiled(void *state, void *compiled) {
   free(c->nodes);
   free(c->kernels);
   free(c->states);
+  free(c->layout);
   free(c);
+}
+
+/* Prepares every node's state for c->layout; *failed = the node whose
+ * NHWC prepare was refused (HET_ERR_UNSUPPORTED), else -1. */
+static het_status het_cpu_prepare_all(het_cpu_compiled *c,
+                                      const het_graph *graph, int *failed) {
+  *failed = -1;
+  for (int i = 0; i < c->n_nodes; i++) {
+    const het_node *node = &graph->nodes[c->nodes[i]];
+    const het_cpu_kernel *k = c->kernels[i];
+    het_cpu_layout l = c->layout[i];
+    bool nhwc = (l.nhwc_in | l.nhwc_out) != 0;
+    het_status st = HET_OK;
+    if (nhwc && k->prepare_layout)
+      st = k->prepare_layout(graph, node, l.nhwc_in, l.nhwc_out,
+                             &c->states[i]);
+    else if (k->prepare)
+      st = k->prepare(graph, node, &c->states[i]);
+    if (st == HET_ERR_UNSUPPORTED && nhwc)
+      *failed = i;
+    if (st != HET_OK)
+      return st;
+  }
+  return HET_OK;
+}
+
+static void het_cpu_release_states(het_cpu_compiled *c) {
+  for (int i = 0; i < c->n_nodes; i++) {
+    if (c->states[i] && c->kernels[i]->destroy_state)
+      c->kernels[i]->destroy_state(c->states[i]);
+    c->states[i] = NULL;
+  }
+}
+
+/* Layout pass, then prepare; a node whose NHWC prepare is refused is made
+ * NCHW-only and the pass runs again (each retry pins one more node). */
+static het_status het_cpu_plan_and_prepare(const het_cpu_state *s,
+                                           het_cpu_compiled *c,
+                                           const het_graph *graph) {
+  bool *plain_only = calloc((size_t)c->n_nodes + 1, sizeof *plain_only);
+  if (!plain_only)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+  het_status st = HET_OK;
+  for (;;) {
+    if (s && !s->nchw_only)
+      st = het_cpu_layout_plan(graph, c->nodes, c->n_nodes, plain_only,
+                               c->layout);
+    int failed = -1;
+    if (st == HET_OK)
+      st = het_cpu_prepare_all(c, graph, &failed);
+    if (st == HET_OK || failed < 0)
+      break;
+    het_error_clear();
+    het_cpu_release_states(c);
+    plain_only[failed] = true;
+  }
+  free(plain_only);
+  return st;
 }
 
 static het_status het_cpu_compile(void *state, const het_graph *graph,
@@ -118,7 +196,8 @@ static het_status het_cpu_compile(void *state, const het_graph *graph,
   c->nodes = malloc(((size_t)n_nodes + 1) * sizeof *c->nodes);
   c->kernels = calloc((size_t)n_nodes + 1, sizeof *c->kernels);
   c->states = calloc((size_t)n_nodes + 1, sizeof *c->states);
-  if (!c->nodes || !c->kernels || !c->states) {
+  c->layout = calloc((size_t)n_nodes + 1, sizeof *c->layout);
+  if (!c->nodes || !c->kernels || !c->states || !c->layout) {
     st = het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
     goto fail;
   }
@@ -132,12 +211,10 @@ static het_status het_cpu_compile(void *state, const het_graph *graph,
                      node->name, node->op_type);
       goto fail;
     }
-    if (c->kernels[i]->prepare) {
-      st = c->kernels[i]->prepare(graph, node, &c->states[i]);
-      if (st != HET_OK)
-        goto fail;
-    }
   }
+  st = het_cpu_plan_and_prepare(state, c, graph);
+  if (st != HET_OK)
+    goto fail;
   *out = c;
   return HET_OK;
 fail:
@@ -186,6 +263,8 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
       .threads = s->threads,
       .run = ctx,
       .pool = s->pool,
+      .nhwc_in = c->layout[i].nhwc_in,
+      .nhwc_out = c->layout[i].nhwc_out,
   };
   st = c->kernels[i]->run(&kc);
   if (st != HET_OK)

@@ -196,11 +196,38 @@ static void het_lk_conv_clamp(het_cpu_kernel_ctx *ctx) {
   }
 }
 
-static het_status het_lk_conv_compute(het_cpu_kernel_ctx *ctx) {
-  bool done = false;
-  HET_TRY(het_lk_conv_dw_run(ctx, &done));
-  if (done)
+/* FusedConv's residual input 3 added to the output (before the clamp). */
+static het_status het_lk_conv_add_residual(het_cpu_kernel_ctx *ctx) {
+  const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  if (!z)
     return HET_OK;
+  if (z->dtype != y->dtype || z->rank != y->rank ||
+      memcmp(z->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "residual input does not match the output");
+  int64_t n = het_tensor_count(y);
+  for (int64_t i = 0; i < n; i++)
+    het_dtype_store_f64(y->dtype, y->data, i,
+                        het_dtype_load_f64(y->dtype, y->data, i) +
+                            het_dtype_load_f64(z->dtype, z->data, i));
+  return HET_OK;
+}
+
+/* Conv and hetrt.FusedConv: the direct depthwise kernel, oneDNN (which
+ * applies residual and clamp as post-ops) or im2col + GEMM, then the
+ * residual and the clamp.  NHWC bits (layout.c) are only ever set where
+ * the first two can honour them. */
+het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
+  bool done = false;
+  bool fused_sum = ctx->n_inputs > 3 && ctx->inputs[3];
+  if (!fused_sum) {
+    HET_TRY(het_lk_conv_dw_run(ctx, &done));
+    if (done) {
+      het_lk_conv_clamp(ctx);
+      return HET_OK;
+    }
+  }
 #ifdef HETRT_HAVE_DNNL
   if (ctx->state) {
     HET_TRY(het_dnnl_conv_run(ctx, &done));
@@ -208,11 +235,11 @@ static het_status het_lk_conv_compute(het_cpu_kernel_ctx *ctx) {
       return HET_OK;
   }
 #endif
-  return conv_float(ctx, false);
-}
-
-het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
-  HET_TRY(het_lk_conv_compute(ctx));
+  if (ctx->nhwc_in || ctx->nhwc_out)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL,
+                       "no Conv path for the NHWC layout it was given");
+  HET_TRY(conv_float(ctx, false));
+  HET_TRY(het_lk_conv_add_residual(ctx));
   het_lk_conv_clamp(ctx);
   return HET_OK;
 }

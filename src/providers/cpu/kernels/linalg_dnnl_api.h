@@ -7,6 +7,7 @@
 #define HET_CPU_KERNELS_LINALG_DNNL_API_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "providers/cpu/kernel.h"
 
@@ -18,15 +19,25 @@ het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
                                  void **state);
 het_status het_dnnl_matmul_prepare(const het_graph *graph,
                                    const het_node *node, void **state);
+/* Conv prepare for the layout pass's bits (kernel.h prepare_layout):
+ * HET_ERR_UNSUPPORTED when oneDNN cannot build the NHWC primitive. */
+het_status het_dnnl_conv_prepare_layout(const het_graph *graph,
+                                        const het_node *node, uint32_t nhwc_in,
+                                        uint32_t nhwc_out, void **state);
+/* True when the Conv/FusedConv node runs on oneDNN (float32, constant
+ * weights, not depthwise). */
+bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);
 void het_dnnl_state_destroy(void *state);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must fall back. */
 het_status het_dnnl_conv_run(het_cpu_kernel_ctx *ctx, bool *done);
 het_status het_dnnl_matmul_run(het_cpu_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare
+#define HET_LK_DNNL_PREPARE_LAYOUT het_dnnl_conv_prepare_layout
 #define HET_LK_DNNL_DESTROY het_dnnl_state_destroy
 #else
 #define HET_LK_DNNL_PREPARE(op) NULL
+#define HET_LK_DNNL_PREPARE_LAYOUT NULL
 #define HET_LK_DNNL_DESTROY NULL
 #endif
 

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#define K(op, fn) {op, "", NULL, NULL, het_cpu_run_##fn, NULL}
+#define K(op, fn) {.op_type = op, .domain = "", .run = het_cpu_run_##fn}
 
 const het_cpu_kernel het_cpu_kernels_tensor[] = {
     K("Constant", constant),

@@ -1,0 +1,200 @@
+/* test_cpu_layout.c — Check suites for the CPU provider's layout pass
+ * (src/providers/cpu/layout.c) on tests/data/optimizer/resnet_block
+ * (gen_resnet_block.py): which values go NHWC, which stay NCHW and why
+ * (graph outputs, broadcasting readers, readers outside the subgraph,
+ * nodes whose NHWC prepare failed), and that sessions with cpu.layout=auto
+ * and cpu.layout=nchw compute the same outputs.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/infer.h"
+#include "core/ir.h"
+#include "hetrt/hetrt.h"
+#include "onnx/loader.h"
+#include "onnx/testcase.h"
+#include "optimizer/optimizer.h"
+#include "providers/cpu/layout.h"
+
+#define MODEL HETRT_TEST_DATA "/optimizer/resnet_block/model.onnx"
+
+static het_graph *load_all(void) {
+  het_graph *g = NULL;
+  ck_assert_msg(het_onnx_load_file(MODEL, &g) == HET_OK, "%s",
+                het_last_error());
+  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+  ck_assert_msg(het_optimize(g, HET_OPT_ALL, NULL) == HET_OK, "%s",
+                het_last_error());
+  return g;
+}
+
+static int node_named(const het_graph *g, const char *name) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (strcmp(g->nodes[i].name, name) == 0)
+      return i;
+  ck_abort_msg("no node %s", name);
+  return -1;
+}
+
+/* Plans nodes (all of g when nodes is NULL); returns the layouts indexed
+ * by node id (caller frees). */
+static het_cpu_layout *plan(const het_graph *g, const int *nodes, int n,
+                            const bool *plain_only) {
+  int *all = NULL;
+  bool *none = calloc((size_t)g->n_nodes, sizeof *none);
+  if (!nodes) {
+    all = malloc((size_t)g->n_nodes * sizeof *all);
+    for (int i = 0; i < g->n_nodes; i++)
+      all[i] = g->order[i];
+    nodes = all;
+    n = g->n_nodes;
+  }
+  het_cpu_layout *sub = calloc((size_t)n, sizeof *sub);
+  het_cpu_layout *by_id = calloc((size_t)g->n_nodes, sizeof *by_id);
+  ck_assert_int_eq(het_cpu_layout_plan(g, nodes, n,
+                                       plain_only ? plain_only : none, sub),
+                   HET_OK);
+  for (int i = 0; i < n; i++)
+    by_id[nodes[i]] = sub[i];
+  free(sub);
+  free(all);
+  free(none);
+  return by_id;
+}
+
+START_TEST(test_plan_whole_graph) {
+  het_graph *g = load_all();
+  het_cpu_layout *l = plan(g, NULL, 0, NULL);
+  int conv1 = node_named(g, "conv1"), conv2 = node_named(g, "conv2");
+  int skip = node_named(g, "skip"), conv3 = node_named(g, "conv3");
+  int conv4 = node_named(g, "conv4"), pool = node_named(g, "pool");
+  ck_assert_str_eq(g->nodes[conv2].op_type, "FusedConv");
+  /* r1 (conv1 → conv2) lies between two oneDNN Convs: NHWC. */
+  ck_assert_uint_eq(l[conv1].nhwc_in, 0); /* x: graph input */
+  ck_assert_uint_eq(l[conv1].nhwc_out, 1);
+  ck_assert_uint_eq(l[conv2].nhwc_in & 1, 1);
+  /* r2 and the residual s go NHWC with the MaxPool that reads r2 once
+   * pooling has an NHWC kernel, and its output p with them. */
+  uint32_t pooled = HET_CPU_NHWC_POOL ? 1 : 0;
+  ck_assert_uint_eq(l[conv2].nhwc_out, pooled);
+  ck_assert_uint_eq(l[conv2].nhwc_in >> 3 & 1, pooled); /* residual s */
+  ck_assert_uint_eq(l[skip].nhwc_out, pooled);
+  ck_assert_uint_eq(l[pool].nhwc_in, pooled);
+  ck_assert_uint_eq(l[pool].nhwc_out, pooled);
+  ck_assert_uint_eq(l[conv3].nhwc_in, pooled);
+  /* c3 is read by a broadcasting Mul: NCHW; y1 is a graph output. */
+  ck_assert_uint_eq(l[conv3].nhwc_out, 0);
+  ck_assert_uint_eq(l[conv4].nhwc_in, 0);
+  ck_assert_uint_eq(l[conv4].nhwc_out, 0);
+  ck_assert_uint_eq(l[node_named(g, "mul")].nhwc_in, 0);
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* conv2 outside the subgraph reads r1: r1 must stay NCHW. */
+START_TEST(test_plan_reader_outside) {
+  het_graph *g = load_all();
+  int conv1 = node_named(g, "conv1"), conv2 = node_named(g, "conv2");
+  int nodes[64], n = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->order[i] != conv2)
+      nodes[n++] = g->order[i];
+  het_cpu_layout *l = plan(g, nodes, n, NULL);
+  ck_assert_uint_eq(l[conv1].nhwc_out, 0);
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* A node whose NHWC prepare failed is planned NCHW, and so are the
+ * values it shares with its neighbours. */
+START_TEST(test_plan_plain_only) {
+  het_graph *g = load_all();
+  int conv1 = node_named(g, "conv1"), conv2 = node_named(g, "conv2");
+  bool plain[64] = {false};
+  for (int i = 0; i < g->n_nodes; i++)
+    plain[i] = g->order[i] == conv2;
+  int nodes[64];
+  for (int i = 0; i < g->n_nodes; i++)
+    nodes[i] = g->order[i];
+  het_cpu_layout *l = plan(g, nodes, g->n_nodes, plain);
+  ck_assert_uint_eq(l[conv2].nhwc_in, 0);
+  ck_assert_uint_eq(l[conv2].nhwc_out, 0);
+  ck_assert_uint_eq(l[conv1].nhwc_out, 0);
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+static void run_with_layout(het_env *env, const char *layout,
+                            const char *level) {
+  het_session_options *o;
+  het_testcase_verdict v;
+  char msg[512];
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
+  ck_assert_int_eq(het_testcase_run(env, HETRT_TEST_DATA
+                                    "/optimizer/resnet_block",
+                                    o, &v, msg, sizeof msg),
+                   HET_OK);
+  ck_assert_msg(v == HET_TESTCASE_PASS, "cpu.layout=%s optimization=%s: %s",
+                layout, level, msg);
+  het_session_options_destroy(o);
+}
+
+START_TEST(test_sessions_match_reference) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *levels[] = {"none", "extended", "all"};
+  for (int i = 0; i < 3; i++) {
+    run_with_layout(env, "auto", levels[i]);
+    run_with_layout(env, "nchw", levels[i]);
+  }
+  het_env_destroy(env);
+}
+END_TEST
+
+START_TEST(test_bad_layout_option) {
+  het_env *env;
+  het_session_options *o;
+  het_session *s = NULL;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", "nhwc8"), HET_OK);
+  ck_assert_int_ne(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_msg(strstr(het_last_error(), "cpu.layout") &&
+                    strstr(het_last_error(), "nhwc8"),
+                "%s", het_last_error());
+  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", "auto"), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.blocking", "1"), HET_OK);
+  ck_assert_int_ne(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_msg(strstr(het_last_error(), "cpu.blocking"), "%s",
+                het_last_error());
+  het_session_options_destroy(o);
+  het_env_destroy(env);
+}
+END_TEST
+
+static Suite *layout_suite(void) {
+  Suite *s = suite_create("cpu_layout");
+  TCase *core = tcase_create("core");
+  tcase_set_timeout(core, 120);
+  tcase_add_test(core, test_plan_whole_graph);
+  tcase_add_test(core, test_plan_reader_outside);
+  tcase_add_test(core, test_plan_plain_only);
+  tcase_add_test(core, test_sessions_match_reference);
+  tcase_add_test(core, test_bad_layout_option);
+  suite_add_tcase(s, core);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(layout_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
