@@ -74,9 +74,9 @@ START_TEST(test_plan_whole_graph) {
   ck_assert_uint_eq(l[conv1].nhwc_in, 0); /* x: graph input */
   ck_assert_uint_eq(l[conv1].nhwc_out, 1);
   ck_assert_uint_eq(l[conv2].nhwc_in & 1, 1);
-  /* r2 and the residual s go NHWC with the MaxPool that reads r2 once
-   * pooling has an NHWC kernel, and its output p with them. */
-  uint32_t pooled = HET_CPU_NHWC_POOL ? 1 : 0;
+  /* r2 and the residual s go NHWC with the MaxPool that reads r2, and its
+   * output p with them. */
+  uint32_t pooled = 1;
   ck_assert_uint_eq(l[conv2].nhwc_out, pooled);
   ck_assert_uint_eq(l[conv2].nhwc_in >> 3 & 1, pooled); /* residual s */
   ck_assert_uint_eq(l[skip].nhwc_out, pooled);

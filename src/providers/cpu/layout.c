@@ -98,8 +98,7 @@ static layout_rule node_rule(const het_graph *g, const het_node *n) {
     if (!x4)
       return RULE_PLAIN;
     if (is_depthwise(g, n))
-      return HET_CPU_NHWC_DEPTHWISE && het_node_input(n, 3) < 0 ? RULE_SAME
-                                                                : RULE_PLAIN;
+      return het_node_input(n, 3) < 0 ? RULE_SAME : RULE_PLAIN;
 #ifdef HETRT_HAVE_DNNL
     return het_dnnl_conv_takes(g, n) ? RULE_FREE : RULE_PLAIN;
 #else
@@ -110,9 +109,9 @@ static layout_rule node_rule(const het_graph *g, const het_node *n) {
     return RULE_PLAIN;
   if (in_list(n->op_type, unary_ops) || in_list(n->op_type, binary_ops))
     return no_broadcast(g, n) ? RULE_SAME : RULE_PLAIN;
-  if (HET_CPU_NHWC_POOL && in_list(n->op_type, pool_ops))
+  if (in_list(n->op_type, pool_ops))
     return node_output(n, 1) < 0 ? RULE_SAME : RULE_PLAIN;
-  if (HET_CPU_NHWC_CONCAT && strcmp(n->op_type, "Concat") == 0) {
+  if (strcmp(n->op_type, "Concat") == 0) {
     int64_t axis = het_node_attr_int(n, "axis", 0);
     return axis == 1 || axis == -3 ? RULE_SAME : RULE_PLAIN;
   }

@@ -11,12 +11,6 @@
 #include "core/ir.h"
 #include "core/status.h"
 
-/* Ops whose kernels take NHWC besides oneDNN Conv and the elementwise
- * ops (which do not care): 1 once their NHWC paths exist. */
-#define HET_CPU_NHWC_POOL 0
-#define HET_CPU_NHWC_CONCAT 0
-#define HET_CPU_NHWC_DEPTHWISE 0
-
 typedef struct het_cpu_layout {
   uint32_t nhwc_in, nhwc_out;
 } het_cpu_layout;

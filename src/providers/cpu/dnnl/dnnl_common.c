@@ -56,13 +56,8 @@ void *het_dnnl_alloc(const dnnl_memory_desc_t *md) {
 
 bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
                            void *dst) {
-  return het_dnnl_prim_execute_post(p, src, bias, dst, NULL);
-}
-
-bool het_dnnl_prim_execute_post(const het_dnnl_prim *p, void *src, void *bias,
-                                void *dst, void *post_src) {
   dnnl_engine_t eng = het_dnnl_engine();
-  dnnl_memory_t m[6] = {NULL};
+  dnnl_memory_t m[5] = {NULL};
   dnnl_stream_t s = NULL;
   size_t scratch_size = dnnl_memory_desc_get_size(&p->scratch_md);
   void *scratch = scratch_size ? het_dnnl_alloc(&p->scratch_md) : NULL;
@@ -73,7 +68,7 @@ bool het_dnnl_prim_execute_post(const het_dnnl_prim *p, void *src, void *bias,
       dnnl_memory_create(&m[1], &p->w_md, eng, p->w) == dnnl_success &&
       dnnl_memory_create(&m[2], &p->dst_md, eng, dst) == dnnl_success &&
       dnnl_stream_create(&s, eng, dnnl_stream_default_flags) == dnnl_success;
-  dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, m[0]},
+  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]},
                              {DNNL_ARG_WEIGHTS, m[1]},
                              {DNNL_ARG_DST, m[2]}};
   if (ok && bias) {
@@ -85,16 +80,10 @@ bool het_dnnl_prim_execute_post(const het_dnnl_prim *p, void *src, void *bias,
          dnnl_success;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[4]};
   }
-  if (ok && post_src) {
-    ok = dnnl_memory_create(&m[5], &p->post_md, eng, post_src) ==
-         dnnl_success;
-    args[n++] = (dnnl_exec_arg_t){
-        DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, m[5]};
-  }
   ok = ok && dnnl_primitive_execute(p->prim, s, n, args) == dnnl_success &&
        dnnl_stream_wait(s) == dnnl_success;
   dnnl_stream_destroy(s);
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < 5; i++)
     dnnl_memory_destroy(m[i]);
   free(scratch);
   return ok;

@@ -19,8 +19,6 @@ dnnl_engine_t het_dnnl_engine(void);
 typedef struct het_dnnl_prim {
   dnnl_primitive_t prim;
   dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
-  /* Source of the binary post-op 0 (residual add), zeroed when none. */
-  dnnl_memory_desc_t post_md;
   void *w;
 } het_dnnl_prim;
 
@@ -30,10 +28,6 @@ bool het_dnnl_prim_init(het_dnnl_prim *p, dnnl_primitive_desc_t pd);
 /* Runs p on src/bias/dst (bias may be NULL) and p->w. */
 bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
                            void *dst);
-/* The same with post_src (in p->post_md's layout) for the primitive's
- * binary post-op 0; NULL when it has none. */
-bool het_dnnl_prim_execute_post(const het_dnnl_prim *p, void *src, void *bias,
-                                void *dst, void *post_src);
 
 /* An attribute with user-provided scratchpad; NULL on failure. */
 dnnl_primitive_attr_t het_dnnl_scratch_attr(void);

@@ -4,8 +4,10 @@
  * prepare() when the shape is static and lazily in run() otherwise, under
  * the state's mutex; the weights are reordered once per entry.  Conv runs
  * channels-last (brgconv: ~1.5x the im2col path on this CPU) with the
- * fused activation as an eltwise post-op and FusedConv's residual as a
- * binary-add post-op; X, Y and the residual are reordered per call only
+ * fused activation as an eltwise post-op and FusedConv's residual as a sum
+ * post-op (the residual is first copied or reordered into the primitive's
+ * dst: oneDNN 2.6 has no brgconv with a binary-add post-op and falls back
+ * to a 2x slower kernel); X, Y and the residual are reordered per call only
  * where the layout pass (layout.c) left them plain NCHW.  Depthwise Conv is
  * left to linalg_conv_dw.c.  Entries are read-only once published;
  * scratchpads are per call (user scratchpad mode), so runs on several
@@ -102,10 +104,9 @@ static bool boundary_reorder(const dnnl_memory_desc_t *from,
   return ok;
 }
 
-/* The scratchpad attribute plus the state's post-ops: residual add (in
- * dst's layout), then the activation clamp. */
-static dnnl_primitive_attr_t conv_attr(const het_dnnl_state *s,
-                                       const dnnl_memory_desc_t *dst) {
+/* The scratchpad attribute plus the state's post-ops: residual sum (dst
+ * holds the residual when the primitive runs), then the activation. */
+static dnnl_primitive_attr_t conv_attr(const het_dnnl_state *s) {
   dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   dnnl_post_ops_t po = NULL;
   if (!attr || (!s->has_z && !s->has_act))
@@ -114,7 +115,7 @@ static dnnl_primitive_attr_t conv_attr(const het_dnnl_state *s,
   bool ok =
       dnnl_post_ops_create(&po) == dnnl_success &&
       (!s->has_z ||
-       dnnl_post_ops_append_binary(po, dnnl_binary_add, dst) == dnnl_success) &&
+       dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success) &&
       (!s->has_act ||
        dnnl_post_ops_append_eltwise(
            po, 1.0f, relu ? dnnl_eltwise_relu : dnnl_eltwise_clip,
@@ -181,7 +182,7 @@ static dnnl_primitive_desc_t conv_pd(const het_dnnl_state *s,
   if (!md_tag(&src, xr, xd, tag) || !md_tag(&dst, xr, c->y, tag) ||
       !plain_md(&wany, c->wr, c->w, true) || !plain_md(&b, 1, &m, false))
     return NULL;
-  dnnl_primitive_attr_t attr = conv_attr(s, &dst);
+  dnnl_primitive_attr_t attr = conv_attr(s);
   bool ok = attr &&
             dnnl_dilated_convolution_forward_desc_init(
                 &cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
@@ -210,8 +211,6 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
       !md_tag(&e->dst_user, xr, c.y, yt) ||
       !entry_finish(e, pd, &wuser, w->data))
     return false;
-  if (s->has_z)
-    e->p.post_md = e->p.dst_md;
   return boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r) &&
          boundary_reorder(&e->p.dst_md, &e->dst_user, &e->dst_r) &&
          (!s->has_z || boundary_reorder(&e->dst_user, &e->p.dst_md, &e->z_r));
@@ -395,32 +394,32 @@ void het_dnnl_state_destroy(void *state) {
   free(s);
 }
 
-/* *tmp = data reordered by r into md's layout (a new buffer), or data
- * itself when r is NULL. */
-static bool stage_in(dnnl_primitive_t r, const dnnl_memory_desc_t *from,
-                     void *data, const dnnl_memory_desc_t *md, void **tmp) {
-  *tmp = data;
-  if (!r || !data)
+/* The residual z (user Y layout) into ys (the primitive's dst) for the
+ * sum post-op. */
+static bool stage_residual(const dnnl_entry *e, void *z, void *ys) {
+  if (!z || z == ys)
     return true;
-  *tmp = het_dnnl_alloc(md);
-  return *tmp && het_dnnl_reorder_run(r, from, data, md, *tmp);
+  if (e->z_r)
+    return het_dnnl_reorder_run(e->z_r, &e->dst_user, z, &e->p.dst_md, ys);
+  memcpy(ys, z, dnnl_memory_desc_get_size(&e->p.dst_md));
+  return true;
 }
 
 /* Executes e on user-layout x/b/y (z: the residual, or NULL), through
  * per-call buffers in the primitive's layouts where those differ. */
 static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
                           void *z) {
-  void *xs = NULL, *zs = NULL;
+  void *xs = e->src_r ? het_dnnl_alloc(&e->p.src_md) : x;
   void *ys = e->dst_r ? het_dnnl_alloc(&e->p.dst_md) : y;
-  bool ok = ys && stage_in(e->src_r, &e->src_user, x, &e->p.src_md, &xs) &&
-            stage_in(e->z_r, &e->dst_user, z, &e->p.dst_md, &zs) &&
-            het_dnnl_prim_execute_post(&e->p, xs, b, ys, zs) &&
-            (!e->dst_r ||
-             het_dnnl_reorder_run(e->dst_r, &e->p.dst_md, ys, &e->dst_user, y));
+  bool ok = xs && ys &&
+            (!e->src_r || het_dnnl_reorder_run(e->src_r, &e->src_user, x,
+                                               &e->p.src_md, xs)) &&
+            stage_residual(e, z, ys) &&
+            het_dnnl_prim_execute(&e->p, xs, b, ys) &&
+            (!e->dst_r || het_dnnl_reorder_run(e->dst_r, &e->p.dst_md, ys,
+                                               &e->dst_user, y));
   if (xs != x)
     free(xs);
-  if (zs != z)
-    free(zs);
   if (ys != y)
     free(ys);
   return ok;

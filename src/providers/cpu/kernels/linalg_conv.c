@@ -222,11 +222,9 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
   bool done = false;
   bool fused_sum = ctx->n_inputs > 3 && ctx->inputs[3];
   if (!fused_sum) {
-    HET_TRY(het_lk_conv_dw_run(ctx, &done));
-    if (done) {
-      het_lk_conv_clamp(ctx);
+    HET_TRY(het_lk_conv_dw_run(ctx, &done)); /* clamps itself */
+    if (done)
       return HET_OK;
-    }
   }
 #ifdef HETRT_HAVE_DNNL
   if (ctx->state) {

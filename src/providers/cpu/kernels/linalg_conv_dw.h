@@ -8,9 +8,21 @@
 
 #include "providers/cpu/kernel.h"
 
+/* The activation fused into the Conv by opt_activation.c (float
+ * attributes hetrt_act_min / hetrt_act_max): y = min(max(y, lo), hi) with
+ * NaN kept; on is false without both attributes. */
+typedef struct het_lk_dw_act {
+  bool on;
+  float lo, hi;
+} het_lk_dw_act;
+
+het_lk_dw_act het_lk_dw_act_get(const het_node *node);
+
 /* Runs a 2-D float32 depthwise Conv (group == input channels, W with one
  * input channel per group); *done = false (HET_OK) when the node is not
- * one, and the caller falls back. */
+ * one, and the caller falls back.  Applies the fused clamp itself.  With
+ * ctx->nhwc_in bit 0 set: NHWC in and out (channel multiplier 1 only,
+ * else *done = false). */
 het_status het_lk_conv_dw_run(het_cpu_kernel_ctx *ctx, bool *done);
 
 /* True when a Conv node with constant W of these dims takes the depthwise

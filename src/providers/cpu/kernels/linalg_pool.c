@@ -1,8 +1,9 @@
 /* linalg_pool.c — MaxPool (dilations, ceil_mode, Indices with
  * storage_order), AveragePool (count_include_pad), LpPool, the Global*Pool
- * ops and MaxUnpool on the CPU.  Windows are computed in float64 over a
- * working copy for every dtype, which keeps int8/uint8 exact.  Planes
- * (and rows of output planes in the float32 2-D path) are split across the
+ * ops and MaxUnpool on the CPU.  float32 2-D pools and Global*Pools go to
+ * linalg_pool_f32.c (NCHW or NHWC); MaxPool with Indices has a float32
+ * per-window path here; everything else is computed in float64 over a
+ * working copy, which keeps int8/uint8 exact.  Work is split across the
  * CPU thread pool.
  */
 #include <math.h>
@@ -11,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "providers/cpu/kernels/linalg_kern.h"
+#include "providers/cpu/kernels/linalg_pool_f32.h"
 #include "providers/cpu/threadpool.h"
 
 /* Window taps (or input elements) below which pooling stays on one thread. */
@@ -114,28 +116,6 @@ static void pool_planes(void *arg, int64_t p0, int64_t p1) {
     }
 }
 
-/* Kernel taps at start, start + dil, ... that lie before limit (the end
- * of the padded input): the divisor of count_include_pad. */
-static int64_t taps_before(int64_t start, int64_t k, int64_t dil,
-                           int64_t limit) {
-  int64_t n = 0;
-  for (int64_t i = 0; i < k; i++)
-    n += start + i * dil < limit;
-  return n;
-}
-
-/* Taps [*lo, *hi) of a kernel of k taps at start, start + dil, ... that
- * fall inside [0, n). */
-static void tap_range(int64_t start, int64_t k, int64_t dil, int64_t n,
-                      int64_t *lo, int64_t *hi) {
-  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-  *hi = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
-  if (*hi > k)
-    *hi = k;
-  if (*lo > *hi)
-    *lo = *hi;
-}
-
 /* One output of pool2d_f32 over the valid taps only, in the same order
  * (and so with the same result) as a walk that skips the others. */
 static float pool2d_f32_window(const pool_args *a, const float *xp,
@@ -183,17 +163,17 @@ static void pool2d_f32(void *arg, int64_t u0, int64_t u1) {
     const float *xp = x + p * ih * iw;
     int64_t hs = i * g->stride[0] - g->pad_b[0];
     int64_t kr[4];
-    tap_range(hs, g->kernel[0], g->dil[0], ih, &kr[0], &kr[1]);
+    het_pool_tap_range(hs, g->kernel[0], g->dil[0], ih, &kr[0], &kr[1]);
     for (int64_t j = 0; j < ow; j++) {
       int64_t ws = j * g->stride[1] - g->pad_b[1], arg;
-      tap_range(ws, g->kernel[1], g->dil[1], iw, &kr[2], &kr[3]);
+      het_pool_tap_range(ws, g->kernel[1], g->dil[1], iw, &kr[2], &kr[3]);
       int64_t valid = (kr[1] - kr[0]) * (kr[3] - kr[2]);
       float acc = pool2d_f32_window(a, xp, iw, hs, ws, kr, &arg);
       if (a->kind == POOL_AVG) {
         int64_t cnt =
             a->include_pad
-                ? taps_before(hs, g->kernel[0], 1, ih + g->pad_e[0]) *
-                      taps_before(ws, g->kernel[1], 1, iw + g->pad_e[1])
+                ? het_pool_taps_before(hs, g->kernel[0], 1, ih + g->pad_e[0]) *
+                      het_pool_taps_before(ws, g->kernel[1], 1, iw + g->pad_e[1])
                 : valid;
         acc /= (float)(cnt ? cnt : 1);
       }
@@ -223,7 +203,15 @@ static het_status pool_run(het_cpu_kernel_ctx *ctx, pool_kind kind) {
   int64_t taps = het_conv_geom_count(a.g.kernel, a.g.nsp) + 1;
   pool_job job = {.a = &a, .x = x->data, .y = y->data,
                   .ind = ind ? (int64_t *)ind->data : NULL};
-  if (x->dtype == HET_DTYPE_FLOAT32 && a.g.nsp == 2 && kind != POOL_LP) {
+  bool f32_2d = x->dtype == HET_DTYPE_FLOAT32 && a.g.nsp == 2 &&
+                kind != POOL_LP && x->rank == 4;
+  if (f32_2d && !ind)
+    return het_lk_pool2d_f32_run(ctx, &a.g, kind == POOL_MAX, a.include_pad);
+  if ((ctx->nhwc_in | ctx->nhwc_out) & 1)
+    return het_lk_fail(ctx, HET_ERR_UNSUPPORTED,
+                       "NHWC layout needs float32 2-D pooling without "
+                       "Indices");
+  if (f32_2d) {
     int64_t row = a.g.out[1] * taps + 1;
     het_threadpool_parallel_for(ctx->pool, planes * a.g.out[0],
                                 POOL_GRAIN / row + 1, pool2d_f32, &job);
@@ -293,6 +281,11 @@ het_status het_lk_global_pool_run(het_cpu_kernel_ctx *ctx) {
   double p = (double)het_node_attr_int(ctx->node, "p", 2);
   if (x->rank < 2)
     return het_lk_fail(ctx, HET_ERR_SHAPE, "input rank %d < 2", x->rank);
+  if (x->dtype == HET_DTYPE_FLOAT32 && x->rank == 4 && kind != POOL_LP)
+    return het_lk_global_pool_f32_run(ctx, kind == POOL_MAX);
+  if (ctx->nhwc_in & 1)
+    return het_lk_fail(ctx, HET_ERR_UNSUPPORTED,
+                       "NHWC layout needs a float32 GlobalMax/AveragePool");
   int64_t planes = x->dims[0] * x->dims[1];
   int64_t sz = het_dims_count(x->dims + 2, x->rank - 2);
   het_lk_buf bx, by;

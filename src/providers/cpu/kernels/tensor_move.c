@@ -60,7 +60,18 @@ static void copy_strided_pool(struct het_threadpool *pool, char *dst,
                               move_units, &j);
 }
 
+/* The kernels below take row-major tensors only: the layout pass never
+ * marks their nodes, and a marked one is refused rather than misread. */
+static het_status plain_layout(const het_cpu_kernel_ctx *ctx) {
+  if (ctx->nhwc_in || ctx->nhwc_out)
+    return het_cpu_kernel_fail(ctx, HET_ERR_INTERNAL,
+                               "no NHWC layout support for %s",
+                               ctx->node->op_type);
+  return HET_OK;
+}
+
 het_status het_cpu_run_transpose(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(plain_layout(ctx));
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
   const het_tensor *in = ctx->inputs[0];
@@ -85,10 +96,59 @@ static int attr_axis(const het_cpu_kernel_ctx *ctx, int64_t dflt, int rank) {
   return (int)(a < 0 ? a + rank : a);
 }
 
+/* Element strides of the logical dims (N, C, H, W) of rank-4 t when its
+ * bytes are NHWC, else row-major strides. */
+static void layout_strides(const het_tensor *t, bool nhwc, int64_t *st) {
+  if (!nhwc || t->rank != 4) {
+    het_cpu_strides(t->dims, t->rank, st);
+    return;
+  }
+  st[1] = 1;
+  st[3] = t->dims[1];
+  st[2] = t->dims[3] * t->dims[1];
+  st[0] = t->dims[2] * st[2];
+}
+
+/* Concat when some input or the output is NHWC (layout.c): each input is
+ * copied in the output's physical order (N, H, W, C for NHWC: one copy of
+ * its channel chunk per pixel), whatever the axis. */
+static het_status concat_layout(het_cpu_kernel_ctx *ctx, het_tensor *o,
+                                int ax) {
+  static const int to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 1, 2, 3};
+  bool onhwc = ctx->nhwc_out & 1;
+  const int *perm = onhwc ? to_nhwc : to_nchw;
+  int64_t ost[4], ist[4], dims[4], src_st[4], dst_st[4], off = 0;
+  size_t es = het_dtype_size(o->dtype);
+  if (o->rank != 4)
+    return het_cpu_kernel_fail(ctx, HET_ERR_INTERNAL,
+                               "NHWC layout on a rank-%d Concat", o->rank);
+  layout_strides(o, onhwc, ost);
+  for (int k = 0; k < ctx->n_inputs; k++) {
+    const het_tensor *in = ctx->inputs[k];
+    if (!in)
+      continue;
+    if (in->rank != 4)
+      return het_cpu_kernel_fail(ctx, HET_ERR_SHAPE, "input %d is rank %d",
+                                 k, in->rank);
+    layout_strides(in, k < 32 && ((ctx->nhwc_in >> k) & 1), ist);
+    for (int d = 0; d < 4; d++) {
+      dims[d] = in->dims[perm[d]];
+      src_st[d] = ist[perm[d]];
+      dst_st[d] = ost[perm[d]];
+    }
+    copy_strided_pool(ctx->pool, (char *)o->data + off * ost[ax] * (int64_t)es,
+                      dst_st, in->data, src_st, dims, 4, es);
+    off += in->dims[ax];
+  }
+  return HET_OK;
+}
+
 het_status het_cpu_run_concat(het_cpu_kernel_ctx *ctx) {
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
   int ax = attr_axis(ctx, 1, o->rank);
+  if (ctx->nhwc_in || ctx->nhwc_out)
+    return concat_layout(ctx, o, ax);
   int64_t ost[HET_MAX_RANK], ist[HET_MAX_RANK], off = 0;
   size_t es = het_dtype_size(o->dtype);
   het_cpu_strides(o->dims, o->rank, ost);
@@ -104,6 +164,7 @@ het_status het_cpu_run_concat(het_cpu_kernel_ctx *ctx) {
 }
 
 het_status het_cpu_run_split(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(plain_layout(ctx));
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   const het_tensor *in = ctx->inputs[0];
   int ax = attr_axis(ctx, 0, in->rank);
@@ -123,6 +184,7 @@ het_status het_cpu_run_split(het_cpu_kernel_ctx *ctx) {
 }
 
 het_status het_cpu_run_slice(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(plain_layout(ctx));
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
   const het_tensor *in = ctx->inputs[0];
@@ -180,6 +242,7 @@ static void pad_fill(const het_cpu_kernel_ctx *ctx, het_tensor *o) {
 }
 
 het_status het_cpu_run_pad(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(plain_layout(ctx));
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
   const het_tensor *in = ctx->inputs[0];
@@ -213,6 +276,7 @@ het_status het_cpu_run_pad(het_cpu_kernel_ctx *ctx) {
 
 /* DepthToSpace / SpaceToDepth as one 6-D strided copy. */
 static het_status space_depth_run(het_cpu_kernel_ctx *ctx, bool to_space) {
+  HET_TRY(plain_layout(ctx));
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
   const het_tensor *in = ctx->inputs[0];
@@ -256,6 +320,7 @@ het_status het_cpu_run_space_to_depth(het_cpu_kernel_ctx *ctx) {
 }
 
 het_status het_cpu_run_reverse_sequence(het_cpu_kernel_ctx *ctx) {
+  HET_TRY(plain_layout(ctx));
   HET_TRY(het_cpu_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
   const het_tensor *in = ctx->inputs[0], *lens = ctx->inputs[1];
