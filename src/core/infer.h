@@ -43,6 +43,11 @@ typedef struct het_op_def {
   het_infer_fn infer;
 } het_op_def;
 
+/* For a hetrt-domain op an optimizer fusion creates: the ONNX ops it
+ * stands for (NULL-terminated), so a device that supports all of them can
+ * claim it too; NULL for any other op. */
+const char *const *het_op_fused_parts(const char *domain, const char *op_type);
+
 /* Finds an operator definition; NULL when hetrt does not know the op. */
 const het_op_def *het_op_find(const char *domain, const char *op_type);
 

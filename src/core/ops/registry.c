@@ -13,6 +13,30 @@ static bool het_domain_is_onnx(const char *d) {
   return !d || !*d || strcmp(d, "ai.onnx") == 0;
 }
 
+typedef struct het_fused_parts {
+  const char *op_type;
+  const char *parts[8];
+} het_fused_parts;
+
+static const het_fused_parts het_fused[] = {
+    {"FusedConv", {"Conv", "Add", NULL}},
+    {"FusedMatMul", {"MatMul", "Add", NULL}},
+    {"Gelu", {"Div", "Erf", "Add", "Mul", NULL}},
+    {"LayerNorm", {"ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul",
+                   NULL}},
+    {"Attention", {"MatMul", "Softmax", "Mul", NULL}},
+};
+
+const char *const *het_op_fused_parts(const char *domain,
+                                      const char *op_type) {
+  if (!domain || strcmp(domain, "hetrt") != 0)
+    return NULL;
+  for (size_t i = 0; i < sizeof het_fused / sizeof *het_fused; i++)
+    if (strcmp(het_fused[i].op_type, op_type) == 0)
+      return het_fused[i].parts;
+  return NULL;
+}
+
 const het_op_def *het_op_find(const char *domain, const char *op_type) {
   bool onnx = het_domain_is_onnx(domain);
   for (size_t g = 0; g < sizeof het_op_groups / sizeof *het_op_groups; g++)

@@ -97,13 +97,13 @@ static layout_rule node_rule(const het_graph *g, const het_node *n) {
        strcmp(n->op_type, "FusedConv") == 0)) {
     if (!x4)
       return RULE_PLAIN;
-    if (is_depthwise(g, n))
-      return het_node_input(n, 3) < 0 ? RULE_SAME : RULE_PLAIN;
 #ifdef HETRT_HAVE_DNNL
-    return het_dnnl_conv_takes(g, n) ? RULE_FREE : RULE_PLAIN;
-#else
-    return RULE_PLAIN;
+    if (het_dnnl_conv_takes(g, n))
+      return RULE_FREE;
 #endif
+    if (is_depthwise(g, n)) /* the direct kernel: one layout in and out */
+      return het_node_input(n, 3) < 0 ? RULE_SAME : RULE_PLAIN;
+    return RULE_PLAIN;
   }
   if (!onnx || !x4)
     return RULE_PLAIN;

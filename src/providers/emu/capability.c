@@ -1,5 +1,6 @@
 /* capability.c — which nodes the emu claims and what they cost on it.
- * A node is claimed when its op is in the profile, has a CPU kernel (the
+ * A node is claimed when its op is in the profile (for a hetrt-domain
+ * fusion: every op it stands for, het_op_fused_parts), has a CPU kernel (the
  * emu computes with CPU kernel code), has no data-dependent output shape
  * (outputs must be allocated on the device before the kernel runs) and
  * uses no dtype the profile refuses.  Cost: roofline from the profile plus
@@ -70,10 +71,22 @@ static bool het_emu_value_ok(const het_emu_state *s, const het_graph *g,
   return true;
 }
 
+/* The op is in the profile, or is a fusion of ops that all are. */
+static bool het_emu_has_op(const het_emu_state *s, const char *dom,
+                           const char *op) {
+  if (het_emu_profile_has_op(&s->profile, dom, op))
+    return true;
+  const char *const *parts = het_op_fused_parts(dom, op);
+  for (; parts && *parts; parts++)
+    if (!het_emu_profile_has_op(&s->profile, "", *parts))
+      return false;
+  return parts != NULL;
+}
+
 bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
                         const het_node *node, char *why, size_t why_cap) {
   const char *dom = node->domain && *node->domain ? node->domain : "";
-  if (!het_emu_profile_has_op(&s->profile, dom, node->op_type)) {
+  if (!het_emu_has_op(s, dom, node->op_type)) {
     snprintf(why, why_cap, "emu: op %s%s%s not in profile '%s'", dom,
              *dom ? "." : "", node->op_type, s->profile.name);
     return false;

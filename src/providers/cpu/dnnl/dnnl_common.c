@@ -18,6 +18,36 @@ dnnl_engine_t het_dnnl_engine(void) {
   return g_engine;
 }
 
+/* One stream per thread, made on first use and destroyed at thread exit
+ * (creating one per primitive call cost a few microseconds each). */
+static pthread_key_t g_stream_key;
+static pthread_once_t g_stream_once = PTHREAD_ONCE_INIT;
+static bool g_stream_key_ok;
+
+static void het_dnnl_stream_free(void *s) { dnnl_stream_destroy(s); }
+
+static void het_dnnl_stream_key_init(void) {
+  g_stream_key_ok =
+      pthread_key_create(&g_stream_key, het_dnnl_stream_free) == 0;
+}
+
+static dnnl_stream_t het_dnnl_stream(void) {
+  pthread_once(&g_stream_once, het_dnnl_stream_key_init);
+  if (!g_stream_key_ok || !het_dnnl_engine())
+    return NULL;
+  dnnl_stream_t s = pthread_getspecific(g_stream_key);
+  if (s)
+    return s;
+  if (dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) !=
+      dnnl_success)
+    return NULL;
+  if (pthread_setspecific(g_stream_key, s) != 0) {
+    dnnl_stream_destroy(s);
+    return NULL;
+  }
+  return s;
+}
+
 static void het_dnnl_query_md(dnnl_primitive_desc_t pd, dnnl_query_t what,
                               int i, dnnl_memory_desc_t *out) {
   const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, what, i);
@@ -58,7 +88,7 @@ bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
                            void *dst) {
   dnnl_engine_t eng = het_dnnl_engine();
   dnnl_memory_t m[5] = {NULL};
-  dnnl_stream_t s = NULL;
+  dnnl_stream_t s = het_dnnl_stream();
   size_t scratch_size = dnnl_memory_desc_get_size(&p->scratch_md);
   void *scratch = scratch_size ? het_dnnl_alloc(&p->scratch_md) : NULL;
   int n = 3;
@@ -66,8 +96,7 @@ bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
       (scratch || !scratch_size) &&
       dnnl_memory_create(&m[0], &p->src_md, eng, src) == dnnl_success &&
       dnnl_memory_create(&m[1], &p->w_md, eng, p->w) == dnnl_success &&
-      dnnl_memory_create(&m[2], &p->dst_md, eng, dst) == dnnl_success &&
-      dnnl_stream_create(&s, eng, dnnl_stream_default_flags) == dnnl_success;
+      dnnl_memory_create(&m[2], &p->dst_md, eng, dst) == dnnl_success && s;
   dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]},
                              {DNNL_ARG_WEIGHTS, m[1]},
                              {DNNL_ARG_DST, m[2]}};
@@ -82,7 +111,6 @@ bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
   }
   ok = ok && dnnl_primitive_execute(p->prim, s, n, args) == dnnl_success &&
        dnnl_stream_wait(s) == dnnl_success;
-  dnnl_stream_destroy(s);
   for (int i = 0; i < 5; i++)
     dnnl_memory_destroy(m[i]);
   free(scratch);
@@ -94,15 +122,13 @@ bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
                           void *to) {
   dnnl_engine_t eng = het_dnnl_engine();
   dnnl_memory_t a = NULL, b = NULL;
-  dnnl_stream_t s = NULL;
-  bool ok = dnnl_memory_create(&a, fmd, eng, (void *)from) == dnnl_success &&
-            dnnl_memory_create(&b, tmd, eng, to) == dnnl_success &&
-            dnnl_stream_create(&s, eng, dnnl_stream_default_flags) ==
-                dnnl_success;
+  dnnl_stream_t s = het_dnnl_stream();
+  bool ok = s &&
+            dnnl_memory_create(&a, fmd, eng, (void *)from) == dnnl_success &&
+            dnnl_memory_create(&b, tmd, eng, to) == dnnl_success;
   dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a}, {DNNL_ARG_TO, b}};
   ok = ok && dnnl_primitive_execute(r, s, 2, args) == dnnl_success &&
        dnnl_stream_wait(s) == dnnl_success;
-  dnnl_stream_destroy(s);
   dnnl_memory_destroy(a);
   dnnl_memory_destroy(b);
   return ok;

@@ -1,7 +1,7 @@
 /* dnnl_common.h — what the oneDNN-backed kernels (linalg_dnnl.c for Conv
  * and MatMul, gemm_dnnl.c for Gemm) share: the process's CPU engine, a
  * built primitive with the memory descriptors it was created for, buffers
- * in a descriptor's layout, reorders, and execution with a per-call stream
+ * in a descriptor's layout, reorders, and execution with a per-thread stream
  * and scratchpad (so one primitive serves several threads at once).
  */
 #ifndef HET_CPU_DNNL_COMMON_H

@@ -4,7 +4,7 @@
  * primitive prefers), a constant 1-D C row becomes beta * C as the bias,
  * any other C is broadcast into Y and added by a sum post-op scaled by
  * beta.  Entries are keyed by A's shape, built under the state's mutex and
- * read-only once published; scratchpads and streams are per call.
+ * read-only once published; scratchpads are per call, streams per thread.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
  * post-op (the residual is first copied or reordered into the primitive's
  * dst: oneDNN 2.6 has no brgconv with a binary-add post-op and falls back
  * to a 2x slower kernel); X, Y and the residual are reordered per call only
- * where the layout pass (layout.c) left them plain NCHW.  Depthwise Conv is
- * left to linalg_conv_dw.c.  Entries are read-only once published;
+ * where the layout pass (layout.c) left them plain NCHW.  Depthwise Convs
+ * run here too (brdgmm_dw).  Entries are read-only once published;
  * scratchpads are per call (user scratchpad mode), so runs on several
  * threads at once are safe.  A plain-layout node oneDNN refuses falls
  * back; an NHWC one is refused at prepare (HET_ERR_UNSUPPORTED).
@@ -23,7 +23,6 @@
 
 #include "core/status.h"
 #include "providers/cpu/dnnl/dnnl_common.h"
-#include "providers/cpu/kernels/linalg_conv_dw.h"
 #include "providers/cpu/kernels/linalg_dnnl_api.h"
 #include "providers/cpu/kernels/linalg_kern.h"
 
@@ -286,8 +285,9 @@ static bool is_f32(const het_graph *g, int v) {
   return v >= 0 && g->values[v].dtype == HET_DTYPE_FLOAT32;
 }
 
-/* oneDNN takes float32 X with float32 constant W (and B when present);
- * depthwise Conv is left to the direct kernel (faster). */
+/* oneDNN takes float32 X with float32 constant W (and B when present),
+ * depthwise Convs included (its channels-last brdgmm_dw kernel runs 2x the
+ * direct kernel of linalg_conv_dw.c, which serves builds without it). */
 static bool dnnl_takes(const het_graph *graph, const het_node *node,
                        dnnl_kind kind) {
   const het_tensor *w = node_init(graph, node, 1);
@@ -298,9 +298,7 @@ static bool dnnl_takes(const het_graph *graph, const het_node *node,
       w->dtype != HET_DTYPE_FLOAT32 || (has_b && !b) ||
       (b && b->dtype != HET_DTYPE_FLOAT32) || (z >= 0 && !is_f32(graph, z)))
     return false;
-  return kind != KIND_CONV ||
-         !het_lk_conv_is_dw(het_node_attr_int(node, "group", 1), w->rank,
-                            w->dims);
+  return true;
 }
 
 static het_status state_create(const het_node *node, dnnl_kind kind,
@@ -366,12 +364,6 @@ het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
 het_status het_dnnl_conv_prepare_layout(const het_graph *graph,
                                         const het_node *node, uint32_t nhwc_in,
                                         uint32_t nhwc_out, void **state) {
-  const het_tensor *w = node_init(graph, node, 1);
-  if (w && het_lk_conv_is_dw(het_node_attr_int(node, "group", 1), w->rank,
-                             w->dims)) {
-    *state = NULL; /* the depthwise kernel reads the bits itself */
-    return HET_OK;
-  }
   return dnnl_prepare(graph, node, KIND_CONV, nhwc_in, nhwc_out, state);
 }
 

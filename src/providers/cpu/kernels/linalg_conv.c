@@ -214,18 +214,13 @@ static het_status het_lk_conv_add_residual(het_cpu_kernel_ctx *ctx) {
   return HET_OK;
 }
 
-/* Conv and hetrt.FusedConv: the direct depthwise kernel, oneDNN (which
- * applies residual and clamp as post-ops) or im2col + GEMM, then the
+/* Conv and hetrt.FusedConv: oneDNN (which applies residual and clamp as
+ * post-ops), the direct depthwise kernel or im2col + GEMM, then the
  * residual and the clamp.  NHWC bits (layout.c) are only ever set where
  * the first two can honour them. */
 het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
   bool done = false;
   bool fused_sum = ctx->n_inputs > 3 && ctx->inputs[3];
-  if (!fused_sum) {
-    HET_TRY(het_lk_conv_dw_run(ctx, &done)); /* clamps itself */
-    if (done)
-      return HET_OK;
-  }
 #ifdef HETRT_HAVE_DNNL
   if (ctx->state) {
     HET_TRY(het_dnnl_conv_run(ctx, &done));
@@ -233,6 +228,11 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
       return HET_OK;
   }
 #endif
+  if (!fused_sum) {
+    HET_TRY(het_lk_conv_dw_run(ctx, &done)); /* clamps itself */
+    if (done)
+      return HET_OK;
+  }
   if (ctx->nhwc_in || ctx->nhwc_out)
     return het_lk_fail(ctx, HET_ERR_INTERNAL,
                        "no Conv path for the NHWC layout it was given");
