@@ -19,15 +19,17 @@
 
 #define MODEL HETRT_TEST_DATA "/optimizer/resnet_block/model.onnx"
 
-static het_graph *load_all(void) {
+static het_graph *load_model(const char *path) {
   het_graph *g = NULL;
-  ck_assert_msg(het_onnx_load_file(MODEL, &g) == HET_OK, "%s",
+  ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s",
                 het_last_error());
   ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
   ck_assert_msg(het_optimize(g, HET_OPT_ALL, NULL) == HET_OK, "%s",
                 het_last_error());
   return g;
 }
+
+static het_graph *load_all(void) { return load_model(MODEL); }
 
 static int node_named(const het_graph *g, const char *name) {
   for (int i = 0; i < g->n_nodes; i++)
@@ -88,6 +90,26 @@ START_TEST(test_plan_whole_graph) {
   ck_assert_uint_eq(l[conv4].nhwc_in, 0);
   ck_assert_uint_eq(l[conv4].nhwc_out, 0);
   ck_assert_uint_eq(l[node_named(g, "mul")].nhwc_in, 0);
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* tests/data/emu/resnet_small.onnx: every activation from the stem Conv's
+ * output to the GlobalAveragePool's input is NHWC (pool, LeakyRelu,
+ * FusedConv residuals included); the pool's 1x1 output and what follows
+ * are NCHW, the same bytes. */
+START_TEST(test_plan_chain_to_global_pool) {
+  het_graph *g = load_model(HETRT_TEST_DATA "/emu/resnet_small.onnx");
+  het_cpu_layout *l = plan(g, NULL, 0, NULL);
+  ck_assert_uint_eq(l[node_named(g, "stem_conv")].nhwc_in, 0);
+  ck_assert_uint_eq(l[node_named(g, "stem_conv")].nhwc_out, 1);
+  ck_assert_uint_eq(l[node_named(g, "pool")].nhwc_in, 1);
+  ck_assert_uint_eq(l[node_named(g, "b2_leaky")].nhwc_out, 1);
+  ck_assert_uint_eq(l[node_named(g, "b2c2_conv")].nhwc_in, 9); /* X, Z */
+  ck_assert_uint_eq(l[node_named(g, "gap")].nhwc_in, 1);
+  ck_assert_uint_eq(l[node_named(g, "gap")].nhwc_out, 0);
+  ck_assert_uint_eq(l[node_named(g, "flatten")].nhwc_in, 0);
   free(l);
   het_graph_destroy(g);
 }
@@ -183,6 +205,7 @@ static Suite *layout_suite(void) {
   TCase *core = tcase_create("core");
   tcase_set_timeout(core, 120);
   tcase_add_test(core, test_plan_whole_graph);
+  tcase_add_test(core, test_plan_chain_to_global_pool);
   tcase_add_test(core, test_plan_reader_outside);
   tcase_add_test(core, test_plan_plain_only);
   tcase_add_test(core, test_sessions_match_reference);

@@ -195,14 +195,19 @@ static void apply_rule(layout_pass *p, const het_node *n, layout_rule r) {
         p->ok[n->outputs[i]] = false;
     return;
   }
+  /* SAME: the rank-4 operands join one group; neutral ones (a global
+   * pool's 1x1 output) stay out of it. */
+  int anchor = -1;
   for (int i = 0; i < n->n_inputs + n->n_outputs; i++) {
     int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
     if (v < 0 || neutral(g, v))
       continue;
     if (r == RULE_PLAIN || !is_rank4_f32(g, v))
       p->ok[v] = false; /* scalars of SAME ops are not rank 4: harmless */
-    else if (y >= 0)
-      uf_union(p->parent, v, y);
+    else if (anchor < 0)
+      anchor = v;
+    else
+      uf_union(p->parent, v, anchor);
   }
 }
 
