@@ -65,6 +65,10 @@ static const opt_case k_cases[] = {
      * after the first one with them */
     {"resnet_block", HET_OPT_ALL, 10,
      {{"FusedConv", 2}, {"Conv", 3}, {"Add", 0}, {"Relu", 0}, {"Clip", 0}}},
+    /* gen_conv_acts.py: LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh
+     * each taken over by its Conv (hetrt_act) */
+    {"conv_acts", HET_OPT_EXTENDED, 5,
+     {{"Conv", 5}, {"LeakyRelu", 0}, {"HardSigmoid", 0}, {"Sigmoid", 0}}},
     {"resnet_block", HET_OPT_EXTENDED, 13,
      {{"FusedConv", 0}, {"Conv", 5}, {"Add", 2}, {"Relu", 1}, {"Clip", 0}}},
 };

@@ -1,10 +1,12 @@
 /* opt_activation.c — a float32 Conv (or hetrt.FusedConv, opt_conv_add.c)
- * whose only reader is a Relu or a Clip with constant bounds takes the
- * activation over: the Conv gets the
- * attributes hetrt_act_min / hetrt_act_max (its kernel clamps its output
- * to them) and writes the activation's output value; the activation node
- * goes.  Invariant: only the CPU kernels read these attributes, and every
- * Conv path of theirs applies them (see linalg_conv.c).
+ * whose only reader is an activation takes it over and writes the
+ * activation's output value; the activation node goes.  Relu and Clip
+ * with constant bounds become the attributes hetrt_act_min /
+ * hetrt_act_max (the kernel clamps its output to them); LeakyRelu,
+ * HardSigmoid, HardSwish, Sigmoid and Tanh become hetrt_act (the op name)
+ * with hetrt_act_alpha / hetrt_act_beta.  Invariant: only the CPU kernels
+ * read these attributes, and every Conv path of theirs applies them (see
+ * linalg_conv.c).
  */
 #include <float.h>
 #include <math.h>
@@ -15,6 +17,12 @@
 
 #define HET_ACT_MIN "hetrt_act_min"
 #define HET_ACT_MAX "hetrt_act_max"
+
+/* The activation a Conv takes over: a clamp, or another op by name. */
+typedef struct het_opt_act {
+  const char *op; /* NULL: clamp to [lo, hi] */
+  float lo, hi, alpha, beta;
+} het_opt_act;
 
 /* A constant float32 scalar input i of node (present); false otherwise. */
 static bool het_opt_scalar(const het_graph *g, const het_node *n, int i,
@@ -31,25 +39,34 @@ static bool het_opt_scalar(const het_graph *g, const het_node *n, int i,
   return true;
 }
 
-/* The clamp bounds of a Relu or Clip node; false for anything else. */
-static bool het_opt_act_bounds(const het_graph *g, const het_node *act,
-                               float *lo, float *hi) {
+/* The activation node act computes; false for anything else. */
+static bool het_opt_act_parse(const het_graph *g, const het_node *act,
+                              het_opt_act *a) {
+  static const char *const named[] = {"LeakyRelu", "HardSigmoid", "HardSwish",
+                                      "Sigmoid",   "Tanh",        NULL};
   if (*act->domain || act->n_outputs != 1 || act->outputs[0] < 0)
     return false;
-  *lo = -INFINITY;
-  *hi = INFINITY;
+  *a = (het_opt_act){NULL, -INFINITY, INFINITY, 0.0f, 0.0f};
+  for (int i = 0; named[i]; i++)
+    if (strcmp(act->op_type, named[i]) == 0) {
+      bool hs = strcmp(named[i], "HardSigmoid") == 0;
+      a->op = named[i];
+      a->alpha = het_node_attr_float(act, "alpha", hs ? 0.2f : 0.01f);
+      a->beta = het_node_attr_float(act, "beta", 0.5f);
+      return true;
+    }
   if (strcmp(act->op_type, "Relu") == 0) {
-    *lo = 0.0f;
+    a->lo = 0.0f;
     return true;
   }
   if (strcmp(act->op_type, "Clip") != 0)
     return false;
   if (act->opset < 11) {
-    *lo = het_node_attr_float(act, "min", -FLT_MAX);
-    *hi = het_node_attr_float(act, "max", FLT_MAX);
+    a->lo = het_node_attr_float(act, "min", -FLT_MAX);
+    a->hi = het_node_attr_float(act, "max", FLT_MAX);
     return true;
   }
-  return het_opt_scalar(g, act, 1, lo) && het_opt_scalar(g, act, 2, hi);
+  return het_opt_scalar(g, act, 1, &a->lo) && het_opt_scalar(g, act, 2, &a->hi);
 }
 
 /* The Conv/FusedConv node whose output only act reads, or -1. */
@@ -65,27 +82,38 @@ static int het_opt_act_conv(const het_opt *o, const het_node *act) {
   bool is_fused = strcmp(conv->domain, "hetrt") == 0 &&
                   strcmp(conv->op_type, "FusedConv") == 0;
   if (o->dead[c] || !(is_conv || is_fused) || conv->n_outputs != 1 ||
-      het_node_find_attr(conv, HET_ACT_MIN))
+      het_node_find_attr(conv, HET_ACT_MIN) ||
+      het_node_find_attr(conv, "hetrt_act"))
     return -1;
   return c;
 }
 
-static het_status het_opt_act_apply(het_opt *o, int c, int n, float lo,
-                                    float hi) {
+static het_status het_opt_act_apply(het_opt *o, int c, int n,
+                                    const het_opt_act *a) {
   het_graph *g = o->g;
   het_node *conv = &g->nodes[c];
-  het_attr *attrs = het_arena_calloc(&g->arena, (size_t)conv->n_attrs + 2,
-                                     sizeof *attrs);
+  het_attr *attrs =
+      het_arena_calloc(&g->arena, (size_t)conv->n_attrs + 3, sizeof *attrs);
   if (!attrs)
     return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
   if (conv->n_attrs)
     memcpy(attrs, conv->attrs, (size_t)conv->n_attrs * sizeof *attrs);
-  attrs[conv->n_attrs] = (het_attr){.name = HET_ACT_MIN,
-                                    .type = HET_ATTR_FLOAT, .f = lo};
-  attrs[conv->n_attrs + 1] = (het_attr){.name = HET_ACT_MAX,
-                                        .type = HET_ATTR_FLOAT, .f = hi};
+  het_attr *at = attrs + conv->n_attrs;
+  if (a->op) {
+    at[0] = (het_attr){.name = "hetrt_act",
+                       .type = HET_ATTR_STRING,
+                       .s = a->op,
+                       .s_len = strlen(a->op)};
+    at[1] = (het_attr){
+        .name = "hetrt_act_alpha", .type = HET_ATTR_FLOAT, .f = a->alpha};
+    at[2] = (het_attr){
+        .name = "hetrt_act_beta", .type = HET_ATTR_FLOAT, .f = a->beta};
+  } else {
+    at[0] = (het_attr){.name = HET_ACT_MIN, .type = HET_ATTR_FLOAT, .f = a->lo};
+    at[1] = (het_attr){.name = HET_ACT_MAX, .type = HET_ATTR_FLOAT, .f = a->hi};
+  }
   conv->attrs = attrs;
-  conv->n_attrs += 2;
+  conv->n_attrs += a->op ? 3 : 2;
   het_opt_absorb_next(o, c, n);
   return HET_OK;
 }
@@ -94,13 +122,13 @@ het_status het_opt_fuse_activations(het_opt *o) {
   het_graph *g = o->g;
   for (int k = 0; k < g->n_nodes; k++) {
     int n = g->order[k];
-    float lo, hi;
-    if (o->dead[n] || !het_opt_act_bounds(g, &g->nodes[n], &lo, &hi))
+    het_opt_act a;
+    if (o->dead[n] || !het_opt_act_parse(g, &g->nodes[n], &a))
       continue;
     int c = het_opt_act_conv(o, &g->nodes[n]);
     if (c < 0)
       continue;
-    HET_TRY(het_opt_act_apply(o, c, n, lo, hi));
+    HET_TRY(het_opt_act_apply(o, c, n, &a));
     if (o->stats)
       o->stats->activations_fused++;
   }

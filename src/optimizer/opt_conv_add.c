@@ -33,7 +33,8 @@ static bool fusable_conv(const het_opt *o, int v) {
   int c = g->values[v].producer;
   const het_node *conv = &g->nodes[c];
   if (o->dead[c] || *conv->domain || strcmp(conv->op_type, "Conv") != 0 ||
-      conv->n_outputs != 1 || het_node_find_attr(conv, "hetrt_act_min"))
+      conv->n_outputs != 1 || het_node_find_attr(conv, "hetrt_act_min") ||
+      het_node_find_attr(conv, "hetrt_act"))
     return false;
   int w = het_node_input(conv, 1), b = het_node_input(conv, 2);
   if (w < 0 || !het_opt_is_constant(g, w) ||

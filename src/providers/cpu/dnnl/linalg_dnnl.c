@@ -48,6 +48,8 @@ typedef struct het_dnnl_state {
   bool has_z;                 /* FusedConv: residual input 3 */
   bool has_act;               /* hetrt_act_min/max as a post-op */
   float act_lo, act_hi;
+  const char *act_op;         /* hetrt_act (op name) as a post-op, or NULL */
+  float act_alpha, act_beta;
   pthread_mutex_t mu;
   int n;
   dnnl_entry entries[DNNL_CACHE];
@@ -103,22 +105,44 @@ static bool boundary_reorder(const dnnl_memory_desc_t *from,
   return ok;
 }
 
+/* Appends the named activation (hetrt_act) as eltwise post-ops; false
+ * for a name oneDNN cannot express. */
+static bool append_named_act(dnnl_post_ops_t po, const het_dnnl_state *s) {
+  const char *op = s->act_op;
+  if (strcmp(op, "LeakyRelu") == 0)
+    return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu,
+                                        s->act_alpha, 0.0f) == dnnl_success;
+  if (strcmp(op, "HardSigmoid") == 0) /* clip(alpha * x + beta, 0, 1) */
+    return dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear,
+                                        s->act_alpha,
+                                        s->act_beta) == dnnl_success &&
+           dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip, 0.0f,
+                                        1.0f) == dnnl_success;
+  dnnl_alg_kind_t alg = strcmp(op, "HardSwish") == 0 ? dnnl_eltwise_hardswish
+                        : strcmp(op, "Sigmoid") == 0 ? dnnl_eltwise_logistic
+                        : strcmp(op, "Tanh") == 0    ? dnnl_eltwise_tanh
+                                                     : dnnl_alg_kind_undef;
+  return alg != dnnl_alg_kind_undef &&
+         dnnl_post_ops_append_eltwise(po, 1.0f, alg, 0.0f, 0.0f) ==
+             dnnl_success;
+}
+
 /* The scratchpad attribute plus the state's post-ops: residual sum (dst
  * holds the residual when the primitive runs), then the activation. */
 static dnnl_primitive_attr_t conv_attr(const het_dnnl_state *s) {
   dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   dnnl_post_ops_t po = NULL;
-  if (!attr || (!s->has_z && !s->has_act))
+  if (!attr || (!s->has_z && !s->has_act && !s->act_op))
     return attr;
   bool relu = s->act_lo == 0.0f && isinf(s->act_hi) && s->act_hi > 0;
   bool ok =
       dnnl_post_ops_create(&po) == dnnl_success &&
-      (!s->has_z ||
-       dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success) &&
+      (!s->has_z || dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success) &&
       (!s->has_act ||
        dnnl_post_ops_append_eltwise(
            po, 1.0f, relu ? dnnl_eltwise_relu : dnnl_eltwise_clip,
            relu ? 0.0f : s->act_lo, relu ? 0.0f : s->act_hi) == dnnl_success) &&
+      (!s->act_op || append_named_act(po, s)) &&
       dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
   dnnl_post_ops_destroy(po);
   if (!ok) {
@@ -317,6 +341,10 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
     s->has_act = lo && hi;
     s->act_lo = lo ? lo->f : 0.0f;
     s->act_hi = hi ? hi->f : 0.0f;
+    const het_attr *op = het_node_find_attr(node, "hetrt_act");
+    s->act_op = op ? op->s : NULL;
+    s->act_alpha = het_node_attr_float(node, "hetrt_act_alpha", 0.0f);
+    s->act_beta = het_node_attr_float(node, "hetrt_act_beta", 0.0f);
   }
   pthread_mutex_init(&s->mu, NULL);
   *out = s;

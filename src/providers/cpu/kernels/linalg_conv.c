@@ -5,6 +5,7 @@
  * bfloat16 through float32; an int32 instance serves ConvInteger and
  * QLinearConv (linalg_qlinear.c).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +197,35 @@ static void het_lk_conv_clamp(het_cpu_kernel_ctx *ctx) {
   }
 }
 
+/* A named activation the optimizer fused into this Conv (hetrt_act with
+ * hetrt_act_alpha / hetrt_act_beta), in place, as the ONNX op computes it. */
+static double het_lk_act_named(const char *op, double a, double b, double x) {
+  if (strcmp(op, "LeakyRelu") == 0)
+    return x < 0 ? a * x : x;
+  if (strcmp(op, "HardSigmoid") == 0)
+    return fmax(0.0, fmin(1.0, a * x + b));
+  if (strcmp(op, "HardSwish") == 0)
+    return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
+  if (strcmp(op, "Sigmoid") == 0)
+    return 1.0 / (1.0 + exp(-x));
+  return tanh(x); /* Tanh: the only other op opt_activation.c fuses */
+}
+
+static void het_lk_conv_act(het_cpu_kernel_ctx *ctx) {
+  const het_attr *op = het_node_find_attr(ctx->node, "hetrt_act");
+  if (!op || !op->s)
+    return;
+  double a = het_node_attr_float(ctx->node, "hetrt_act_alpha", 0.0f);
+  double b = het_node_attr_float(ctx->node, "hetrt_act_beta", 0.0f);
+  het_tensor *y = ctx->outputs[0];
+  int64_t n = het_tensor_count(y);
+  for (int64_t i = 0; i < n; i++)
+    het_dtype_store_f64(y->dtype, y->data, i,
+                        het_lk_act_named(op->s, a, b,
+                                         het_dtype_load_f64(y->dtype, y->data,
+                                                            i)));
+}
+
 /* FusedConv's residual input 3 added to the output (before the clamp). */
 static het_status het_lk_conv_add_residual(het_cpu_kernel_ctx *ctx) {
   const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
@@ -230,8 +260,10 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
 #endif
   if (!fused_sum) {
     HET_TRY(het_lk_conv_dw_run(ctx, &done)); /* clamps itself */
-    if (done)
+    if (done) {
+      het_lk_conv_act(ctx);
       return HET_OK;
+    }
   }
   if (ctx->nhwc_in || ctx->nhwc_out)
     return het_lk_fail(ctx, HET_ERR_INTERNAL,
@@ -239,6 +271,7 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
   HET_TRY(conv_float(ctx, false));
   HET_TRY(het_lk_conv_add_residual(ctx));
   het_lk_conv_clamp(ctx);
+  het_lk_conv_act(ctx);
   return HET_OK;
 }
 
