@@ -22,7 +22,7 @@ const het_cpu_kernel *het_cpu_kernel_find(const char *domain,
   for (size_t g = 0; g < sizeof het_cpu_groups / sizeof *het_cpu_groups; g++)
     for (const het_cpu_kernel *k = het_cpu_groups[g]; k->op_type; k++) {
       bool same = onnx ? het_cpu_domain_is_onnx(k->domain)
-                       : strcmp(k->domain, domain) == 0;
+                       : k->domain && strcmp(k->domain, domain) == 0;
       if (same && strcmp(k->op_type, op_type) == 0)
         return k;
     }

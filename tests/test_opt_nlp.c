@@ -1,0 +1,277 @@
+/* test_opt_nlp.c — Check suites for the transformer fusions of
+ * src/optimizer/opt_nlp*.c and their CPU kernels (kernels/nlp*.c): for each
+ * model in tests/data/nlp (made by gen_nlp.py) the graph optimized at level
+ * all must hold the expected hetrt/ai.onnx op counts and stats, and compute
+ * what the unoptimized graph computes (rtol 1e-5, atol 1e-5) and what the
+ * float64 numpy/torch reference says; the *_keep cases must not be fused.
+ * Sessions at optimization none and all must pass every case as well.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/infer.h"
+#include "core/ir.h"
+#include "core/status.h"
+#include "executor/run.h"
+#include "hetrt/hetrt.h"
+#include "onnx/loader.h"
+#include "onnx/testcase.h"
+#include "optimizer/optimizer.h"
+#include "providers/cpu/cpu.h"
+
+#define DATA HETRT_TEST_DATA "/nlp/"
+#define MAX_IO 8
+
+typedef struct nlp_count {
+  const char *op;
+  int count;
+} nlp_count;
+
+typedef struct nlp_case {
+  const char *dir;
+  int gelus, layernorms, attentions, matmul_adds; /* stats */
+  nlp_count ops[6]; /* op counts after optimizing (op NULL ends) */
+} nlp_case;
+
+static const nlp_case k_cases[] = {
+    {"gelu_torch", 1, 0, 0, 0, {{"Gelu", 1}, {"Erf", 0}, {"Mul", 0}}},
+    {"gelu_hf", 1, 0, 0, 0, {{"Gelu", 1}, {"Erf", 0}, {"Mul", 0}}},
+    /* Erf's output is a graph output: nothing fused */
+    {"gelu_shared_keep", 0, 0, 0, 0, {{"Gelu", 0}, {"Erf", 1}, {"Mul", 2}}},
+    /* x / 1.5 is not x / sqrt(2) */
+    {"gelu_const_keep", 0, 0, 0, 0, {{"Gelu", 0}, {"Erf", 1}}},
+    {"layernorm", 0, 1, 0, 0,
+     {{"LayerNorm", 1}, {"ReduceMean", 0}, {"Mul", 0}, {"Add", 0}}},
+    {"layernorm_plain", 0, 1, 0, 0, {{"LayerNorm", 1}, {"Div", 0}}},
+    /* reduces axis 1, not the last one */
+    {"layernorm_axis_keep", 0, 0, 0, 0, {{"LayerNorm", 0}, {"ReduceMean", 2}}},
+    /* exponent 3 */
+    {"layernorm_pow_keep", 0, 0, 0, 0, {{"LayerNorm", 0}, {"Pow", 1}}},
+    {"attention", 0, 0, 1, 0,
+     {{"Attention", 1}, {"Softmax", 0}, {"MatMul", 0}, {"Div", 0}}},
+    {"attention_mask", 0, 0, 1, 0,
+     {{"Attention", 1}, {"Softmax", 0}, {"Add", 0}, {"Mul", 0}}},
+    /* the probabilities are a graph output */
+    {"attention_shared_keep", 0, 0, 0, 0,
+     {{"Attention", 0}, {"Softmax", 1}, {"MatMul", 2}}},
+    /* torch's [S,B,D] layout: the four Transposes go too (layout 1) */
+    {"attention_sbd", 0, 0, 1, 0,
+     {{"Attention", 1}, {"Transpose", 0}, {"Softmax", 0}, {"MatMul", 0}}},
+    {"matmul_add", 0, 0, 0, 1, {{"FusedMatMul", 1}, {"MatMul", 0}, {"Add", 0}}},
+    {"matmul_add_gelu", 1, 0, 0, 1,
+     {{"FusedMatMul", 1}, {"Gelu", 0}, {"Erf", 0}, {"Add", 0}}},
+    /* the bias is a graph input, not a constant */
+    {"matmul_add_input_keep", 0, 0, 0, 0,
+     {{"FusedMatMul", 0}, {"MatMul", 1}, {"Add", 1}}},
+    /* torch TransformerEncoderLayer(32, 4, 64, gelu): in-proj, linear1
+     * (+Gelu) and linear2 fused, out-proj stays a Gemm; the Attention reads
+     * the packed in-proj output (no Slice, no head Transposes) */
+    {"encoder", 1, 2, 1, 3,
+     {{"Attention", 1}, {"LayerNorm", 2}, {"FusedMatMul", 3}, {"Gelu", 0},
+      {"Slice", 0}, {"Transpose", 2}}},
+};
+
+/* ---- helpers ---- */
+
+static het_graph *load_graph(const char *dir, int level,
+                             het_optimize_stats *stats) {
+  char path[512];
+  het_graph *g = NULL;
+  snprintf(path, sizeof path, DATA "%s/model.onnx", dir);
+  ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s: %s", path,
+                het_last_error());
+  ck_assert_msg(het_graph_infer_shapes(g) == HET_OK, "%s", het_last_error());
+  het_status st = het_optimize(g, level, stats);
+  ck_assert_msg(st == HET_OK, "%s: %s", dir, het_last_error());
+  return g;
+}
+
+static int count_op(const het_graph *g, const char *op) {
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    n += strcmp(g->nodes[i].op_type, op) == 0;
+  return n;
+}
+
+/* Reads test_data_set_0/<kind>_*.pb; returns the count. */
+static int load_tensors(const char *dir, const char *kind, het_tensor **t,
+                        char **names) {
+  int n = 0;
+  for (; n < MAX_IO; n++) {
+    char path[512];
+    uint8_t *buf;
+    size_t len;
+    snprintf(path, sizeof path, DATA "%s/test_data_set_0/%s_%d.pb", dir, kind,
+             n);
+    if (het_read_file(path, 1 << 26, &buf, &len) != HET_OK)
+      break;
+    het_status st = het_onnx_tensor_decode(buf, len, path, &t[n], &names[n]);
+    free(buf);
+    ck_assert_msg(st == HET_OK, "%s: %s", path, het_last_error());
+  }
+  return n;
+}
+
+static void free_tensors(het_tensor **t, char **names, int n) {
+  for (int i = 0; i < n; i++) {
+    het_tensor_destroy(t[i]);
+    if (names)
+      free(names[i]);
+  }
+}
+
+/* Runs g on the CPU kernels directly: outputs in g->outputs order. */
+static void run_graph(het_graph *g, het_tensor **in, char **names, int n_in,
+                      het_tensor **out) {
+  int *uses = malloc(((size_t)g->n_values + 1) * sizeof *uses);
+  ck_assert_ptr_nonnull(uses);
+  for (int v = 0; v < g->n_values; v++)
+    uses[v] = -1;
+  het_run_ctx ctx;
+  ck_assert_int_eq(het_run_ctx_init(&ctx, g, uses, NULL), HET_OK);
+  for (int i = 0; i < n_in; i++) {
+    int v = het_graph_find_value(g, names[i]);
+    ck_assert_msg(v >= 0, "input %s not in graph", names[i]);
+    ctx.values[v] = in[i];
+  }
+  void *compiled = NULL;
+  ck_assert_msg(het_cpu_graph_compile(g, &compiled) == HET_OK, "%s",
+                het_last_error());
+  ck_assert_msg(het_cpu_graph_run(compiled, 1, &ctx) == HET_OK, "%s",
+                het_last_error());
+  ck_assert_int_eq(het_run_take_outputs(&ctx, g->outputs,
+                                        (size_t)g->n_outputs, out),
+                   HET_OK);
+  het_cpu_graph_destroy(compiled);
+  het_run_ctx_deinit(&ctx);
+  free(uses);
+}
+
+static void compare_all(const char *dir, const char *what, het_tensor **want,
+                        het_tensor **got, int n, double rtol, double atol) {
+  for (int i = 0; i < n; i++) {
+    char msg[256];
+    ck_assert_msg(het_testcase_compare(want[i], got[i], rtol, atol, msg,
+                                       sizeof msg),
+                  "%s: %s output %d: %s", dir, what, i, msg);
+  }
+}
+
+/* optimized == unoptimized (rtol 1e-5) and == reference (rtol 1e-4). */
+static void check_numerics(const char *dir, het_graph *g0, het_graph *g1) {
+  het_tensor *in[MAX_IO], *ref[MAX_IO], *o0[MAX_IO], *o1[MAX_IO];
+  char *names[MAX_IO], *ref_names[MAX_IO];
+  int n_in = load_tensors(dir, "input", in, names);
+  int n_ref = load_tensors(dir, "output", ref, ref_names);
+  ck_assert_msg(n_ref > 0, "%s: no test data", dir);
+  ck_assert_int_eq(n_ref, g0->n_outputs);
+  run_graph(g0, in, names, n_in, o0);
+  run_graph(g1, in, names, n_in, o1);
+  compare_all(dir, "optimized vs unoptimized", o0, o1, n_ref, 1e-5, 1e-5);
+  compare_all(dir, "optimized vs reference", ref, o1, n_ref, 1e-4, 1e-5);
+  free_tensors(o0, NULL, n_ref);
+  free_tensors(o1, NULL, n_ref);
+  free_tensors(in, names, n_in);
+  free_tensors(ref, ref_names, n_ref);
+}
+
+/* ---- core ---- */
+
+START_TEST(test_case_fusions_and_numerics) {
+  const nlp_case *c = &k_cases[_i];
+  het_optimize_stats st;
+  het_graph *g0 = load_graph(c->dir, HET_OPT_NONE, NULL);
+  het_graph *g1 = load_graph(c->dir, HET_OPT_ALL, &st);
+  ck_assert_msg(st.gelus_fused == c->gelus && st.layernorms_fused ==
+                c->layernorms && st.attentions_fused == c->attentions &&
+                st.matmul_adds_fused == c->matmul_adds,
+                "%s: fused gelu %d layernorm %d attention %d matmul+add %d",
+                c->dir, st.gelus_fused, st.layernorms_fused,
+                st.attentions_fused, st.matmul_adds_fused);
+  for (int k = 0; k < 6 && c->ops[k].op; k++)
+    ck_assert_msg(count_op(g1, c->ops[k].op) == c->ops[k].count,
+                  "%s: %d %s nodes, want %d", c->dir,
+                  count_op(g1, c->ops[k].op), c->ops[k].op, c->ops[k].count);
+  ck_assert_int_eq(g1->n_outputs, g0->n_outputs);
+  for (int i = 0; i < g0->n_outputs; i++)
+    ck_assert_str_eq(g1->values[g1->outputs[i]].name,
+                     g0->values[g0->outputs[i]].name);
+  ck_assert_int_eq(het_graph_validate(g1, NULL), HET_OK);
+  check_numerics(c->dir, g0, g1);
+  het_graph_destroy(g0);
+  het_graph_destroy(g1);
+}
+END_TEST
+
+/* A second pass finds nothing left to do. */
+START_TEST(test_idempotent) {
+  const nlp_case *c = &k_cases[_i];
+  het_optimize_stats st;
+  het_graph *g = load_graph(c->dir, HET_OPT_ALL, NULL);
+  int n = g->n_nodes;
+  ck_assert_int_eq(het_optimize(g, HET_OPT_ALL, &st), HET_OK);
+  ck_assert_msg(g->n_nodes == n && st.rounds == 1,
+                "%s: second pass changed %d -> %d nodes in %d rounds", c->dir,
+                n, g->n_nodes, st.rounds);
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* Level extended leaves the transformer patterns alone. */
+START_TEST(test_extended_does_not_fuse) {
+  het_optimize_stats st;
+  het_graph *g = load_graph("encoder", HET_OPT_EXTENDED, &st);
+  ck_assert_int_eq(st.gelus_fused + st.layernorms_fused +
+                       st.attentions_fused + st.matmul_adds_fused,
+                   0);
+  ck_assert_int_eq(count_op(g, "Softmax"), 1);
+  het_graph_destroy(g);
+}
+END_TEST
+
+static void session_case(het_env *env, const char *dir, const char *level) {
+  char path[512], msg[512];
+  het_session_options *o;
+  het_testcase_verdict v;
+  snprintf(path, sizeof path, DATA "%s", dir);
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
+  ck_assert_int_eq(het_testcase_run(env, path, o, &v, msg, sizeof msg),
+                   HET_OK);
+  ck_assert_msg(v == HET_TESTCASE_PASS, "%s (optimization=%s): %s", dir,
+                level, msg);
+  het_session_options_destroy(o);
+}
+
+START_TEST(test_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  for (size_t c = 0; c < sizeof k_cases / sizeof k_cases[0]; c++) {
+    session_case(env, k_cases[c].dir, "none");
+    session_case(env, k_cases[c].dir, "all");
+  }
+  het_env_destroy(env);
+}
+END_TEST
+
+static Suite *opt_nlp_suite(void) {
+  Suite *s = suite_create("opt_nlp");
+  int n = (int)(sizeof k_cases / sizeof k_cases[0]);
+  TCase *core = tcase_create("core");
+  tcase_add_loop_test(core, test_case_fusions_and_numerics, 0, n);
+  tcase_add_loop_test(core, test_idempotent, 0, n);
+  tcase_add_test(core, test_extended_does_not_fuse);
+  tcase_add_test(core, test_sessions);
+  suite_add_tcase(s, core);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(opt_nlp_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
