@@ -2,7 +2,8 @@
  * placement reports rendered from a hand-built het_explain (two providers,
  * a copy and a cast boundary node, a skipped-provider warning) show every
  * node's provider and reason, subgraphs, boundary bytes, estimates, peak
- * memory and the cost-vs-priority line; JSON is valid and escaped; errors.
+ * memory (with arena, intermediates without reuse and weights) and the
+ * cost-vs-priority line; JSON is valid and escaped; errors.
  */
 #include <check.h>
 #include <math.h>
@@ -146,7 +147,8 @@ static het_explain_edge fx_edges[] = {
 static het_explain_subgraph fx_subgraphs[] = {
     {"emu", 2, 0.8e-3}, {"host", 1, 0.2e-3}, {"cpu", 2, 0.06e-3}};
 static het_explain_device fx_devices[] = {
-    {"host", 2000000, 0}, {"emu", 1500000, 16u << 20}};
+    {"host", 2000000, 0, 600000, 3000000, 1200000, false},
+    {"emu", 1500000, 16u << 20, 262144, 1048576, 524288, false}};
 static const char *fx_warnings[] = {"provider 'cuda' skipped: not built"};
 
 static het_explain fixture(void) {
@@ -229,6 +231,19 @@ START_TEST(test_text_shows_everything) {
   line_with(t, "peak 1.91 MiB (2000000 bytes)", line, sizeof line);
   ASSERT_HAS(line, "host");
   ASSERT_HAS(line, "unlimited");
+  /* Arena next to the sum of all intermediates and the weights. */
+  ASSERT_HAS(t, "unlimited capacity\n              arena 585.94 KiB vs "
+                "intermediates 2.86 MiB without reuse (5.0x), weights 1.14 MiB\n"
+                "              bytes: arena 600000, intermediates 3000000, "
+                "weights 1200000\n");
+  ASSERT_HAS(t, "(9%)\n              arena 256.00 KiB vs intermediates "
+                "1.00 MiB without reuse (4.0x), weights 512.00 KiB\n");
+  free(t);
+  fx_devices[1].estimated = true; /* symbolic shapes: no arena */
+  t = render(&e, "text");
+  fx_devices[1].estimated = false;
+  ASSERT_HAS(t, "(9%)\n              no plan (symbolic input shapes): "
+                "intermediates 1.00 MiB without reuse, weights 512.00 KiB\n");
   free(t);
 }
 END_TEST
@@ -293,7 +308,12 @@ START_TEST(test_json_valid_and_complete) {
   ASSERT_HAS(j, "{\"index\":0,\"provider\":\"emu\",\"n_nodes\":2,"
                 "\"est_seconds\":0.0008}");
   ASSERT_HAS(j, "{\"provider\":\"emu\",\"planned_peak\":1500000,"
-                "\"capacity\":16777216}");
+                "\"capacity\":16777216,\"arena\":262144,"
+                "\"intermediates\":1048576,\"weights\":524288,"
+                "\"estimated\":false}");
+  ASSERT_HAS(j, "{\"provider\":\"host\",\"planned_peak\":2000000,"
+                "\"capacity\":0,\"arena\":600000,\"intermediates\":3000000,"
+                "\"weights\":1200000,");
   ASSERT_HAS(j, "\"from\":1,\"to\":2,\"value\":\"r1\",\"bytes\":401408,"
                 "\"crosses_device\":true}");
   ASSERT_HAS(j, "\"from\":0,\"to\":1,\"value\":\"c1\",\"bytes\":401408,"
@@ -371,6 +391,10 @@ START_TEST(test_dot_nodes_colours_clusters_edges) {
   line_with(d, "n3 -> n4", line, sizeof line);
   ck_assert_ptr_null(strstr(line, "label"));
   ASSERT_HAS(d, "estimated latency: cost 1.23 ms vs priority 2.34 ms (-47%)");
+  ASSERT_HAS(d, "(-47%)\\nhost: peak 1.91 MiB, arena 585.94 KiB vs "
+                "intermediates 2.86 MiB without reuse (5.0x), weights 1.14 MiB"
+                "\\nemu: peak 1.43 MiB, arena 256.00 KiB vs intermediates "
+                "1.00 MiB without reuse (4.0x), weights 512.00 KiB\"];");
   free(d);
 }
 END_TEST
@@ -421,6 +445,11 @@ START_TEST(test_html_self_contained) {
   ASSERT_HAS(h, "data-v=\"401408\">392.00 KiB</td>");
   ASSERT_HAS(h, "id=\"nodes\"");
   ASSERT_HAS(h, "id=\"devices\"");
+  ASSERT_HAS(h, "data-v=\"1500000\">1.43 MiB</td><td class=\"n\" "
+                "data-v=\"262144\">256.00 KiB</td><td class=\"n\" "
+                "data-v=\"1048576\">1.00 MiB</td><td class=\"n\" "
+                "data-v=\"524288\">512.00 KiB</td>");
+  ASSERT_HAS(h, "<th>intermediates without reuse</th><th>weights</th>");
   ASSERT_HAS(h, "id=\"subgraphs\"");
   ASSERT_HAS(h, "id=\"boundaries\"");
   ASSERT_HAS(h, "<svg");

@@ -331,6 +331,8 @@ START_TEST(test_relu_chain_replans_per_batch) {
     size_t one = (size_t)batches[k] * 256 * sizeof(float);
     ck_assert_uint_eq(m.peak, one);
     ck_assert_uint_eq(m.total, 3 * one);
+    ck_assert_uint_eq(m.intermediates, 3 * one); /* r1..r3, all planned */
+    ck_assert_uint_eq(m.weights, 0);
     ck_assert_int_eq(m.n_inplace, 2);
     ck_assert_int_eq(het_session_get_planned_peak(s, "host", &peak), HET_OK);
     ck_assert_uint_eq(peak, one + 2 * one); /* arena + input + output */

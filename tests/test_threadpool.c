@@ -1,6 +1,7 @@
 /* test_threadpool.c — the CPU provider's thread pool: every index covered
  * exactly once for many n/grain/thread combinations, concurrent and nested
- * loops, idle workers that use no CPU, broadcast walks on the pool equal to
+ * loops, idle workers that use no CPU (also OpenBLAS's and OpenMP's after
+ * runs), broadcast walks on the pool equal to
  * inline walks, and whole models whose outputs are bit-identical for 1, 2
  * and 3 threads (tests/data/threadpool/gen_parallel_ops.py, resnet_small).
  */
@@ -448,6 +449,45 @@ START_TEST(test_library_threads_follow_setting) {
 }
 END_TEST
 
+/* After multithreaded BLAS calls and 2-thread runs (oneDNN on OpenMP) the
+ * process is idle: OpenBLAS's workers sleep within ~2^22 cycles
+ * (het_threadpool_set_blas_threads shortens OpenBLAS's default ~0.1 s
+ * spin, which used ~130 ms of CPU here) and libgomp's within its spin
+ * count.  Skipped when the user chose OPENBLAS_THREAD_TIMEOUT. */
+START_TEST(test_library_threads_idle_after_runs) {
+  if (getenv("OPENBLAS_THREAD_TIMEOUT") || getenv("GOTO_THREAD_TIMEOUT"))
+    return;
+  het_threadpool_set_blas_threads(2);
+  enum { N = 384 };
+  float *a = calloc(N * N, sizeof *a), *b = calloc(N * N, sizeof *b),
+        *c = calloc(N * N, sizeof *c);
+  ck_assert(a && b && c);
+  for (int i = 0; i < N * N; i++)
+    a[i] = b[i] = (float)(i % 7);
+  for (int round = 0; round < 2; round++) {
+    if (round == 1) { /* then whole 2-thread runs, then BLAS again */
+      int64_t dims[4] = {1, 3, 16, 16};
+      model_out out = {0};
+      run_model(RESNET_MODEL, 2, "x", dims, 4, &out);
+      free_out(&out);
+    }
+    for (int i = 0; i < 10; i++)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f,
+                  a, N, b, N, 0.0f, c, N);
+    double want = 0;
+    for (int k = 0; k < N; k++)
+      want += (double)a[k] * (double)b[k * N];
+    ck_assert_float_eq(c[0], (float)want); /* the BLAS call did run */
+    double t0 = cpu_seconds();
+    usleep(300 * 1000);
+    double used = cpu_seconds() - t0;
+    ck_assert_msg(used < 0.020, "round %d: %.1f ms of CPU in the idle 300 "
+                  "ms after BLAS calls with 2 threads", round, used * 1e3);
+  }
+  free(a), free(b), free(c);
+}
+END_TEST
+
 /* ---- limits ------------------------------------------------------------- */
 
 static void where_fn(void *arg, int64_t b, int64_t e) {
@@ -520,6 +560,7 @@ static Suite *threadpool_suite(void) {
   tcase_add_test(core, test_concurrent_session_runs);
   tcase_add_test(core, test_resnet_small_bit_identical);
   tcase_add_test(core, test_library_threads_follow_setting);
+  tcase_add_test(core, test_library_threads_idle_after_runs);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_set_timeout(limits, 60);

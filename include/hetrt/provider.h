@@ -6,6 +6,12 @@
  * example host memory for allocation and a synchronous memcpy for copies).
  * Graph and node types are opaque here; in-tree providers read them through
  * the core's internal headers.
+ *
+ * Versions: 1 ends at copy_to_host.  2 appends staging memory and
+ * asynchronous copies (alloc_host .. copy_wait).  The core reads a slot
+ * only from a vtable whose abi_version includes it (HET_PROVIDER_HAS), so a
+ * provider built against version 1 keeps working: its copies stay
+ * synchronous.
  */
 #ifndef HETRT_PROVIDER_H
 #define HETRT_PROVIDER_H
@@ -19,7 +25,18 @@
 extern "C" {
 #endif
 
-#define HET_PROVIDER_ABI_VERSION 1
+#define HET_PROVIDER_ABI_VERSION 2
+
+/* Whether vtable vt (a pointer) has slot `slot` set: the slot exists in
+ * the version vt was built against (first version named) and is not NULL. */
+#define HET_PROVIDER_HAS(vt, version, slot)                                    \
+  ((vt)->abi_version >= (version) && (vt)->slot != NULL)
+
+/* Direction of an asynchronous copy (ABI 2). */
+typedef enum het_copy_direction {
+  HET_COPY_TO_DEVICE = 0, /* staging memory -> device block */
+  HET_COPY_TO_HOST = 1,   /* device block -> staging memory */
+} het_copy_direction;
 
 typedef struct het_graph het_graph;
 
@@ -120,6 +137,34 @@ typedef struct het_provider_vtable {
                                const void *src, size_t nbytes);
   het_status (*copy_to_host)(void *state, void *dst, const void *src_handle,
                              size_t nbytes);
+
+  /* ---- ABI 2: staging memory and asynchronous copies ----
+   * Optional, all four or none; used for large host<->device copies, which
+   * the core splits into chunks through two staging buffers: while the
+   * device copies chunk k from (or to) one buffer, the host fills (or
+   * drains) the other.
+   *
+   * alloc_host: host memory the device copies from and to at full speed
+   * (page-locked / pinned on real hardware): a plain host pointer aligned
+   * to 64 bytes that the core reads and writes.  May be slow: free_host
+   * may keep blocks for the next alloc_host (the provider frees them in
+   * destroy). */
+  het_status (*alloc_host)(void *state, size_t nbytes, void **ptr);
+  void (*free_host)(void *state, void *ptr);
+  /* Queues one copy of nbytes between host memory `host` (inside a block
+   * from alloc_host) and bytes [offset, offset + nbytes) of the device
+   * block `handle` on the device's copy stream, behind the copies queued
+   * before it, and returns at once with *ticket.  Errors found at once (a
+   * bad handle, a range past the block) are returned here and queue
+   * nothing.  Until copy_wait returns for the ticket the caller does not
+   * write `host` (TO_DEVICE) or read it (TO_HOST).  Thread-safe. */
+  het_status (*copy_submit)(void *state, het_copy_direction direction,
+                            void *handle, size_t offset, void *host,
+                            size_t nbytes, void **ticket);
+  /* Blocks (without spinning) until the ticket's copy is done, releases
+   * the ticket and returns the copy's status (its message re-raised on the
+   * calling thread).  Every ticket is waited for exactly once. */
+  het_status (*copy_wait)(void *state, void *ticket);
 } het_provider_vtable;
 
 /* A created provider: its vtable and state, owned by a session. */

@@ -1,7 +1,8 @@
 /* session_explain.c — fills the placement report (partitioner/explain.h)
  * from a built session and renders it (het_session_explain).
  * Planned peak memory per device comes from the memory planner
- * (session_memory.c: arena plus what lives outside it) when the input
+ * (session_memory.c: arena plus what lives outside it, shown next to the
+ * sum of all intermediate sizes and the weights) when the input
  * shapes are static; with symbolic shapes it is estimated by walking the
  * execution order with load-time shapes (unknown dims count as 1): outputs
  * become live when produced and die after their last reader; initializers
@@ -37,35 +38,41 @@ static int het_value_space(const het_session *s, int v) {
   return p >= 0 && !s->host_memory[p] ? p : -1;
 }
 
-/* The planner's peaks for static input shapes; false when not static. */
-static bool het_explain_planned(const het_session *s, double *peak) {
+/* The planner's figures for static input shapes; false when not static. */
+static bool het_explain_planned(const het_session *s, het_explain_device *dev) {
   het_memory_summary *m = calloc((size_t)s->n_providers + 1, sizeof *m);
   bool ok = m && het_session_memory_summary(s, false, false, m) == HET_OK;
-  for (int d = 0; ok && d <= s->n_providers; d++)
-    peak[d] = (double)(m[d].peak + m[d].resident);
+  for (int d = 0; ok && d <= s->n_providers; d++) {
+    dev[d].planned_peak = m[d].peak + m[d].resident;
+    dev[d].arena = m[d].peak;
+    dev[d].intermediates = m[d].intermediates;
+    dev[d].weights = m[d].weights;
+  }
   free(m);
   return ok;
 }
 
-static void het_explain_memory(const het_session *s, double *peak) {
+/* Symbolic shapes: sums and a lifetime walk over load-time shapes. */
+static void het_explain_estimate(const het_session *s, het_explain_device *dev,
+                                 double *live, int *left) {
   const het_graph *g = s->graph;
-  if (het_explain_planned(s, peak))
-    return;
   int n_sp = s->n_providers + 1;
-  double *live = calloc((size_t)n_sp, sizeof *live);
-  int *left = calloc((size_t)g->n_values + 1, sizeof *left);
-  if (!live || !left) {
-    free(live);
-    free(left);
-    return;
+  for (int v = 0; v < g->n_values; v++) {
+    const het_value *val = &g->values[v];
+    size_t b = (size_t)het_value_bytes(val);
+    int sp = het_value_space(s, v) + 1;
+    if (val->producer < 0)
+      live[sp] += (double)b;
+    if (val->producer < 0 && (val->initializer || (s->placed && s->placed[v])))
+      dev[sp].weights += b;
+    else if (val->producer >= 0 && !(val->flags & HET_VALUE_GRAPH_OUTPUT))
+      dev[sp].intermediates += b;
   }
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].producer < 0)
-      live[het_value_space(s, v) + 1] += het_value_bytes(&g->values[v]);
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] >= 0)
         left[g->nodes[n].inputs[i]]++;
+  double *peak = live + n_sp;
   for (int d = 0; d < n_sp; d++)
     peak[d] = live[d];
   for (int k = 0; k < g->n_nodes; k++) {
@@ -83,6 +90,21 @@ static void het_explain_memory(const het_session *s, double *peak) {
         live[het_value_space(s, v) + 1] -= het_value_bytes(&g->values[v]);
     }
   }
+  for (int d = 0; d < n_sp; d++) {
+    dev[d].planned_peak = (size_t)peak[d];
+    dev[d].estimated = true;
+  }
+}
+
+/* dev[0] host, dev[p + 1] provider p's memory space. */
+static void het_explain_memory(const het_session *s, het_explain_device *dev) {
+  if (het_explain_planned(s, dev))
+    return;
+  size_t n_sp = (size_t)s->n_providers + 1;
+  double *live = calloc(2 * n_sp, sizeof *live);
+  int *left = calloc((size_t)s->graph->n_values + 1, sizeof *left);
+  if (live && left)
+    het_explain_estimate(s, dev, live, left);
   free(live);
   free(left);
 }
@@ -152,8 +174,9 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
                                   sizeof *e->subgraphs);
   e->devices = het_arena_calloc(a, (size_t)s->n_providers + 2,
                                 sizeof *e->devices);
-  double *peak = het_arena_calloc(a, (size_t)s->n_providers + 2, sizeof(double));
-  if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !peak)
+  het_explain_device *space = het_arena_calloc(
+      a, (size_t)s->n_providers + 2, sizeof *space);
+  if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !space)
     return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
   /* Compute steps are the report's subgraphs; copies belong to none. */
   int k = 0;
@@ -188,13 +211,15 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
       ed->value = g->values[v].name;
       ed->bytes = het_value_bytes(&g->values[v]);
     }
-  het_explain_memory(s, peak);
-  e->devices[e->n_devices++] = (het_explain_device){"host", (size_t)peak[0], 0};
+  het_explain_memory(s, space);
+  space[0].provider = "host";
+  e->devices[e->n_devices++] = space[0];
   for (int p = 0; p < s->n_providers; p++)
-    if (!s->host_memory[p])
-      e->devices[e->n_devices++] = (het_explain_device){
-          s->providers[p].vt->name, (size_t)peak[p + 1],
-          s->info[p].memory_capacity};
+    if (!s->host_memory[p]) {
+      space[p + 1].provider = s->providers[p].vt->name;
+      space[p + 1].capacity = s->info[p].memory_capacity;
+      e->devices[e->n_devices++] = space[p + 1];
+    }
   e->est_priority = s->est_priority;
   e->est_cost = s->est_cost;
   e->est_total = s->use_priority ? s->est_priority : s->est_cost;

@@ -342,12 +342,17 @@ static void het_plan_resident(const het_session *s, const size_t *bytes,
       const het_tensor *t = s->placed[v];
       int sp = t->device && t->device->vt->alloc ? t->device->index + 1 : 0;
       p->resident[sp] += t->nbytes;
+      p->weights[sp] += t->nbytes;
     } else if (val->initializer) {
       p->resident[0] += val->initializer->nbytes;
+      p->weights[0] += val->initializer->nbytes;
     } else if (val->producer < 0 || !vals[v].skip) {
       p->resident[0] += bytes[v]; /* inputs; unknown sizes count 0 */
-    } else if (val->producer >= 0) {
-      p->resident[het_node_space(s, val->producer)] += bytes[v];
+    } else {
+      int sp = het_node_space(s, val->producer);
+      p->resident[sp] += bytes[v];
+      if (!(val->flags & HET_VALUE_GRAPH_OUTPUT))
+        p->loose[sp] += bytes[v]; /* an intermediate outside the arena */
     }
   }
 }
@@ -597,6 +602,8 @@ het_status het_session_memory_summary(const het_session *s, bool latest,
     m->peak = e->plan.peak[sp];
     m->total = e->plan.total[sp];
     m->resident = e->plan.resident[sp];
+    m->intermediates = e->plan.total[sp] + e->plan.loose[sp];
+    m->weights = e->plan.weights[sp];
     for (int v = 0; v < e->plan.n_values; v++)
       if (e->plan.offset[v] != HET_MEMPLAN_NONE && e->plan.space[v] == sp) {
         m->n_planned++;

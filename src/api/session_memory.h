@@ -29,6 +29,10 @@ typedef struct het_memory_summary {
   size_t total;     /* sum of the planned intermediates' sizes */
   size_t resident;  /* bytes outside the arena: weights, inputs, outputs,
                        placed constants, values the plan leaves out */
+  size_t intermediates; /* sum of every intermediate tensor's size (planned
+                           or not; no graph inputs/outputs or weights):
+                           what an allocator without reuse would need */
+  size_t weights;   /* of resident: initializers and placed constants */
   int n_planned;    /* values placed in the arena */
   int n_inplace;    /* of which took over an input's block */
 } het_memory_summary;

@@ -43,6 +43,8 @@ void het_memplan_deinit(het_memplan *p) {
   free(p->peak);
   free(p->total);
   free(p->resident);
+  free(p->weights);
+  free(p->loose);
   memset(p, 0, sizeof *p);
 }
 
@@ -57,8 +59,10 @@ static het_status het_memplan_alloc(het_memplan *p, int n, int n_spaces) {
   p->peak = calloc((size_t)n_spaces + 1, sizeof *p->peak);
   p->total = calloc((size_t)n_spaces + 1, sizeof *p->total);
   p->resident = calloc((size_t)n_spaces + 1, sizeof *p->resident);
+  p->weights = calloc((size_t)n_spaces + 1, sizeof *p->weights);
+  p->loose = calloc((size_t)n_spaces + 1, sizeof *p->loose);
   if (!p->offset || !p->bytes || !p->space || !p->shares || !p->peak ||
-      !p->total || !p->resident) {
+      !p->total || !p->resident || !p->weights || !p->loose) {
     het_memplan_deinit(p);
     return het_error(HET_ERR_OUT_OF_MEMORY, "memory plan: out of memory");
   }

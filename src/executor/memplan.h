@@ -44,6 +44,11 @@ typedef struct het_memplan {
   size_t *total;   /* per space: sum of the planned values' sizes */
   size_t *resident; /* per space: bytes living outside the arena (filled by
                        the caller, e.g. weights; zero from compute) */
+  size_t *weights; /* per space: of resident, initializers and placed
+                      constants (filled by the caller) */
+  size_t *loose;   /* per space: of resident, intermediates the plan leaves
+                      out (filled by the caller); total + loose = what an
+                      allocator without reuse needs for intermediates */
   int n_inplace;   /* values that took over an input's block */
 } het_memplan;
 

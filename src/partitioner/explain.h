@@ -36,10 +36,18 @@ typedef struct het_explain_subgraph {
   double est_seconds;    /* node times + launch overhead */
 } het_explain_subgraph;
 
+/* One memory space.  planned_peak = arena + everything outside it
+ * (weights, graph inputs/outputs, intermediates the plan leaves out). */
 typedef struct het_explain_device {
   const char *provider;
   size_t planned_peak;   /* bytes, from load-time shapes (unknown dims = 1) */
   size_t capacity;       /* bytes, 0 = unlimited */
+  size_t arena;          /* the planner's arena for intermediates */
+  size_t intermediates;  /* sum of all intermediate tensor sizes: what an
+                            allocator without reuse would need for them */
+  size_t weights;        /* initializers / placed constants in this space */
+  bool estimated;        /* symbolic input shapes: no plan; planned_peak is
+                            a lifetime walk and arena is 0 */
 } het_explain_device;
 
 typedef struct het_explain {

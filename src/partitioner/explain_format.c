@@ -215,6 +215,23 @@ const char *het_explain_fmt_bytes(char *buf, size_t cap, double bytes) {
   return buf;
 }
 
+void het_explain_memory_line(het_sbuf *b, const het_explain_device *dev) {
+  char a[32], i[32], w[32];
+  het_explain_fmt_bytes(i, sizeof i, (double)dev->intermediates);
+  het_explain_fmt_bytes(w, sizeof w, (double)dev->weights);
+  if (dev->estimated) {
+    het_sbuf_printf(b, "no plan (symbolic input shapes): intermediates %s "
+                       "without reuse, weights %s", i, w);
+    return;
+  }
+  het_sbuf_printf(b, "arena %s vs intermediates %s without reuse",
+                  het_explain_fmt_bytes(a, sizeof a, (double)dev->arena), i);
+  if (dev->arena > 0)
+    het_sbuf_printf(b, " (%.1fx)",
+                    (double)dev->intermediates / (double)dev->arena);
+  het_sbuf_printf(b, ", weights %s", w);
+}
+
 static bool str_eq(const char *a, const char *b) {
   return a && b && strcmp(a, b) == 0;
 }

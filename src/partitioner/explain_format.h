@@ -56,6 +56,11 @@ bool het_explain_edge_crosses(const het_explain *e, int k);
 /* Appends "estimated latency: cost X vs priority Y (-47%)" (no newline). */
 void het_explain_summary_line(het_sbuf *b, const het_explain *e);
 
+/* Appends "arena A vs intermediates I without reuse (Nx), weights W" for
+ * dev, or, when dev->estimated, "no plan (symbolic input shapes):
+ * intermediates I without reuse, weights W" (no newline). */
+void het_explain_memory_line(het_sbuf *b, const het_explain_device *dev);
+
 /* Percentage change of cost relative to priority; false when it cannot be
  * computed (priority not positive or either value non-finite). */
 bool het_explain_gain_percent(const het_explain *e, double *pct);

@@ -3,7 +3,8 @@
  * boundary nodes drawn as distinct shapes (copy: cds, layout:
  * parallelogram, cast: hexagon) with the bytes they move, subgraphs with
  * compute nodes as clusters, edges that cross devices drawn bold and labelled with bytes, a
- * provider legend and the cost-vs-priority line as the graph label.
+ * provider legend and, as the graph label, the cost-vs-priority line and
+ * per device the planned peak, arena, intermediates without reuse, weights.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,17 @@ void het_explain_render_dot(const het_explain *e, het_sbuf *b) {
                   het_explain_fmt_seconds(t, sizeof t, e->est_total));
   het_sbuf summary = {0};
   het_explain_summary_line(&summary, e);
+  if (summary.failed)
+    b->failed = true;
+  for (int d = 0; d < e->n_devices; d++) {
+    het_sbuf_puts(&summary, "\n");
+    het_sbuf_puts(&summary, e->devices[d].provider ? e->devices[d].provider
+                                                   : "-");
+    het_sbuf_printf(&summary, ": peak %s, ",
+                    het_explain_fmt_bytes(t, sizeof t,
+                                          (double)e->devices[d].planned_peak));
+    het_explain_memory_line(&summary, &e->devices[d]);
+  }
   if (summary.failed)
     b->failed = true;
   het_sbuf_dot_text(b, summary.data);

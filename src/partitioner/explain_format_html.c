@@ -136,13 +136,20 @@ static void html_summary(const het_explain *e, het_sbuf *b) {
 static void html_devices(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "<h2>Planned peak memory per device</h2>\n<table "
                    "class=\"sort\" id=\"devices\"><thead><tr><th>provider</th>"
-                   "<th>planned peak</th><th>capacity</th><th>use</th></tr>"
-                   "</thead><tbody>\n");
+                   "<th>planned peak</th><th>arena</th><th>intermediates "
+                   "without reuse</th><th>weights</th><th>capacity</th>"
+                   "<th>use</th></tr></thead><tbody>\n");
   for (int d = 0; d < e->n_devices; d++) {
     const het_explain_device *dev = &e->devices[d];
     het_sbuf_puts(b, "<tr>");
     html_provider(e, b, dev->provider);
     html_bytes(b, (double)dev->planned_peak);
+    if (dev->estimated)
+      het_sbuf_puts(b, "<td data-v=\"0\">no plan</td>");
+    else
+      html_bytes(b, (double)dev->arena);
+    html_bytes(b, (double)dev->intermediates);
+    html_bytes(b, (double)dev->weights);
     if (dev->capacity == 0) {
       het_sbuf_puts(b, "<td data-v=\"0\">unlimited</td><td></td></tr>\n");
       continue;

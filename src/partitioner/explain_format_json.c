@@ -2,7 +2,8 @@
  * het_session_explain(s, "json", ...)).  One object: model, algorithm,
  * warnings, nodes (index, name, op_type, provider, reason, subgraph,
  * est_seconds, boundary, bytes), edges, subgraphs, boundary_nodes, devices
- * and estimates.  Strings are escaped so the output always parses.
+ * (planned_peak, capacity, arena, intermediates, weights, estimated) and
+ * estimates.  Strings are escaped so the output always parses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,8 +110,12 @@ static void json_devices(const het_explain *e, het_sbuf *b) {
     het_sbuf_puts(b, d ? ",\n    {" : "\n    {");
     json_key(b, "provider");
     het_sbuf_json_str(b, dev->provider);
-    het_sbuf_printf(b, ",\"planned_peak\":%zu,\"capacity\":%zu}",
-                    dev->planned_peak, dev->capacity);
+    het_sbuf_printf(b, ",\"planned_peak\":%zu,\"capacity\":%zu,"
+                       "\"arena\":%zu,\"intermediates\":%zu,\"weights\":%zu,"
+                       "\"estimated\":%s}",
+                    dev->planned_peak, dev->capacity, dev->arena,
+                    dev->intermediates, dev->weights,
+                    dev->estimated ? "true" : "false");
   }
   het_sbuf_puts(b, e->n_devices ? "\n  ],\n" : "],\n");
 }

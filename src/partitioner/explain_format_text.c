@@ -1,7 +1,9 @@
 /* explain_format_text.c — the plain-text placement report (partview's
  * default and `hetrt run --explain`): warnings, every node with provider,
  * subgraph, estimate and reason, the subgraphs, the boundary nodes with the
- * bytes they move, planned peak memory per device and the cost estimates.
+ * bytes they move, planned peak memory per device (next to the arena, the
+ * sum of all intermediates without reuse and the weights) and the cost
+ * estimates.
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +102,11 @@ static void text_devices(const het_explain *e, het_sbuf *b) {
                       het_explain_fmt_bytes(c, sizeof c, (double)dev->capacity),
                       100.0 * (double)dev->planned_peak / (double)dev->capacity,
                       dev->planned_peak > dev->capacity ? "  OVER CAPACITY" : "");
+    het_sbuf_puts(b, "              ");
+    het_explain_memory_line(b, dev);
+    het_sbuf_printf(b, "\n              bytes: arena %zu, intermediates %zu, "
+                       "weights %zu\n",
+                    dev->arena, dev->intermediates, dev->weights);
   }
 }
 

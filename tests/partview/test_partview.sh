@@ -2,7 +2,8 @@
 # test_partview.sh — end-to-end checks of the `partview` tool: every format
 # (text, json, dot, html) on cpu alone and, when the emu provider and the
 # npu profile exist, on emu,cpu; JSON parses and names every model node
-# with op_type/provider/reason; DOT has one node per report node and parses
+# with op_type/provider/reason; the made model's memory figures (arena,
+# intermediates without reuse, weights) equal hand-computed sizes; DOT has one node per report node and parses
 # with graphviz when installed; HTML is self-contained; -o; error exits.
 # Usage: test_partview.sh PATH/TO/partview [MODELS_DIR]
 #   without MODELS_DIR: a small CNN made by make_model.py, plus error cases;
@@ -172,6 +173,31 @@ REQUIRE_SPLIT=split
 MODEL=$WORK/cnn.onnx
 "$PY" "$HERE/make_model.py" "$MODEL" || { echo "FAILED: make_model.py"; exit 1; }
 run_model "$MODEL"
+
+# Memory figures of the made model (no rewrites), sizes by hand (float32):
+# intermediates c1,r1 [1,32,128,128] 2 MiB each, p1,e1 [1,32,64,64]
+# 512 KiB each, c2,r2 [1,64,64,64] 1 MiB each, g,f 256 B each, logits
+# 40 B: 7340584 bytes; weights W1 3456 + B1 128 + W2 73728 + B2 256 +
+# Wfc 2560 + Bfc 40 = 80168; the arena's peak is c1 (which r1 takes over
+# in place) and p1 live at once: 2621440; the planned peak adds the
+# weights, input x (196608) and output y (40).
+pv 0 "$MODEL" --providers cpu --optimization none --format json &&
+  { "$PY" - "$WORK/out" <<'EOF2' || fail "json memory figures of the made model"
+import json, sys
+host = [d for d in json.load(open(sys.argv[1]))["devices"] if d["provider"] == "host"][0]
+want = {"intermediates": 7340584, "weights": 80168, "arena": 2621440,
+        "planned_peak": 2621440 + 80168 + 196608 + 40, "estimated": False}
+bad = {k: (host.get(k), v) for k, v in want.items() if host.get(k) != v}
+if bad:
+    sys.exit("host device (got, wanted): %s" % bad)
+EOF2
+  }
+pv 0 "$MODEL" --providers cpu --optimization none &&
+  has_out "bytes: arena 2621440, intermediates 7340584, weights 80168" "text memory"
+pv 0 "$MODEL" --providers cpu --optimization none --format html &&
+  has_out '<td class="n" data-v="7340584">7.00 MiB</td><td class="n" data-v="80168">' "html memory"
+pv 0 "$MODEL" --providers cpu --optimization none --format dot &&
+  has_out 'host: peak 2.76 MiB, arena 2.50 MiB vs intermediates 7.00 MiB without reuse (2.8x), weights 78.29 KiB' "dot memory"
 
 # Escaping of the node named  conv "stem" <a&b>\x  in HTML and DOT.
 pv 0 "$MODEL" --providers cpu --format html

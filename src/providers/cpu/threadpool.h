@@ -61,8 +61,14 @@ void het_threadpool_parallel_for(het_threadpool *pool, int64_t n,
  *   run.
  * Both libraries keep their workers spinning for a while after a call
  * (OpenBLAS: OPENBLAS_THREAD_TIMEOUT, libgomp: OMP_WAIT_POLICY /
- * GOMP_SPINCOUNT); those are read from the environment when the libraries
- * load, so only the environment of the process can change them. */
+ * GOMP_SPINCOUNT), read from the environment when the libraries load.
+ * OpenBLAS's default (2^28 cycles, ~0.1 s of a core after every call) is
+ * cut to 2^22 cycles: the first het_threadpool_set_blas_threads call in
+ * the process, unless the user set OPENBLAS_THREAD_TIMEOUT, has OpenBLAS
+ * re-read its environment with that value and restarts its (idle)
+ * workers.  libgomp cannot re-read its settings; its default spin
+ * (GOMP_SPINCOUNT 300000 pauses) costs a few ms of CPU after a run, and
+ * OMP_WAIT_POLICY=passive in the process environment removes it. */
 void het_threadpool_set_blas_threads(int threads);
 void het_threadpool_set_omp_threads(int threads);
 

@@ -1,12 +1,14 @@
 /* emu_internal.h — the parts of the emulated accelerator and the state that
  * ties them together: device profile (profile.c), handle-based memory space
  * (memory.c), FIFO streams served by threads (stream.c), capability and cost
- * (capability.c), compile/run (kernels.c), vtable and options (provider.c).
+ * (capability.c), compile/run (kernels.c), staging memory and asynchronous
+ * copies (staging.c), vtable and options (provider.c).
  * Only files under src/providers/emu (and its tests) include this header.
  */
 #ifndef HET_EMU_INTERNAL_H
 #define HET_EMU_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -110,6 +112,8 @@ typedef enum het_emu_mode { HET_EMU_FAST = 0, HET_EMU_TIMED = 1 } het_emu_mode;
 enum { HET_EMU_FAULT_ALLOC, HET_EMU_FAULT_KERNEL, HET_EMU_FAULT_COPY,
        HET_EMU_FAULT_KINDS };
 
+#define HET_EMU_STAGING_POOL 8 /* staging blocks kept for reuse */
+
 typedef struct het_emu_state {
   het_emu_profile profile;
   het_emu_mode mode;
@@ -120,6 +124,9 @@ typedef struct het_emu_state {
   het_emu_memory *mem;
   het_emu_stream *compute;             /* kernel jobs */
   het_emu_stream *copy;                /* copy engine */
+  pthread_mutex_t staging_lock;        /* guards staging_free */
+  void *staging_free[HET_EMU_STAGING_POOL]; /* freed staging blocks */
+  int n_staging_free;
   /* The session's het_device for this state, learned from the first input
    * tensor that lives here; own_device until then. */
   _Atomic(const het_device *) self;
@@ -131,6 +138,17 @@ typedef struct het_emu_state {
 bool het_emu_fault_hit(het_emu_state *s, int kind, long *nth);
 /* Whether t lives in this emu's memory. */
 bool het_emu_tensor_is_here(const het_emu_state *s, const het_tensor *t);
+
+/* ---- staging memory and asynchronous copies (staging.c, ABI 2) ----------- */
+
+het_status het_emu_alloc_host(void *state, size_t nbytes, void **ptr);
+void het_emu_free_host(void *state, void *ptr);
+het_status het_emu_copy_submit(void *state, het_copy_direction direction,
+                               void *handle, size_t offset, void *host,
+                               size_t nbytes, void **ticket);
+het_status het_emu_copy_wait(void *state, void *ticket);
+/* Frees the pooled staging blocks (at destroy). */
+void het_emu_staging_deinit(het_emu_state *s);
 
 /* ---- capability and cost (capability.c) ---------------------------------- */
 

@@ -1,7 +1,7 @@
 /* provider.c — the emulated accelerator's vtable: creation from a device
  * profile and options (mode, fault injection, jitter), device facts, and the
  * memory and copy slots (copies run on the copy-engine thread, paced to the
- * link in timed mode).  Capability/cost live in capability.c, compile/run
+ * link in timed mode; staging memory and asynchronous copies in staging.c).  Capability/cost live in capability.c, compile/run
  * in kernels.c.
  */
 #include <stdio.h>
@@ -64,6 +64,8 @@ static void het_emu_destroy(void *state) {
     return;
   het_emu_stream_destroy(s->compute);
   het_emu_stream_destroy(s->copy);
+  het_emu_staging_deinit(s);
+  pthread_mutex_destroy(&s->staging_lock);
   het_emu_memory_destroy(s->mem);
   het_emu_profile_deinit(&s->profile);
   free(s);
@@ -75,6 +77,10 @@ static het_status het_emu_create(const het_provider_config *config,
   het_status st = HET_OK;
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "emu: out of memory");
+  if (pthread_mutex_init(&s->staging_lock, NULL) != 0) {
+    free(s);
+    return het_error(HET_ERR_INTERNAL, "emu: cannot create a mutex");
+  }
   s->own_device = (het_device){&het_emu_provider, s, -1};
   atomic_init(&s->self, NULL);
   for (int k = 0; k < HET_EMU_FAULT_KINDS; k++)
@@ -211,4 +217,8 @@ const het_provider_vtable het_emu_provider = {
     .free = het_emu_free,
     .copy_from_host = het_emu_copy_from_host,
     .copy_to_host = het_emu_copy_to_host,
+    .alloc_host = het_emu_alloc_host,
+    .free_host = het_emu_free_host,
+    .copy_submit = het_emu_copy_submit,
+    .copy_wait = het_emu_copy_wait,
 };
