@@ -48,6 +48,11 @@ typedef struct het_op_def {
  * claim it too; NULL for any other op. */
 const char *const *het_op_fused_parts(const char *domain, const char *op_type);
 
+/* The activation the optimizer fused into node (opt_activation.c):
+ * "Relu" or "Clip" for hetrt_act_min/max, the op name for hetrt_act; NULL
+ * when none.  A device must support it as well as the node's own op. */
+const char *het_node_fused_activation(const het_node *node);
+
 /* Finds an operator definition; NULL when hetrt does not know the op. */
 const het_op_def *het_op_find(const char *domain, const char *op_type);
 

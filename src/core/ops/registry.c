@@ -1,4 +1,5 @@
 /* registry.c — lookup of operator definitions across the op groups. */
+#include <math.h>
 #include <string.h>
 
 #include "core/infer.h"
@@ -35,6 +36,17 @@ const char *const *het_op_fused_parts(const char *domain,
     if (strcmp(het_fused[i].op_type, op_type) == 0)
       return het_fused[i].parts;
   return NULL;
+}
+
+const char *het_node_fused_activation(const het_node *node) {
+  const het_attr *op = het_node_find_attr(node, "hetrt_act");
+  if (op && op->s)
+    return op->s;
+  const het_attr *lo = het_node_find_attr(node, "hetrt_act_min");
+  const het_attr *hi = het_node_find_attr(node, "hetrt_act_max");
+  if (!lo || !hi)
+    return NULL;
+  return lo->f == 0.0f && isinf(hi->f) && hi->f > 0 ? "Relu" : "Clip";
 }
 
 const het_op_def *het_op_find(const char *domain, const char *op_type) {

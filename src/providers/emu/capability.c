@@ -1,6 +1,7 @@
 /* capability.c — which nodes the emu claims and what they cost on it.
  * A node is claimed when its op is in the profile (for a hetrt-domain
- * fusion: every op it stands for, het_op_fused_parts), has a CPU kernel (the
+ * fusion: every op it stands for, het_op_fused_parts; an activation fused
+ * into it, too), has a CPU kernel (the
  * emu computes with CPU kernel code), has no data-dependent output shape
  * (outputs must be allocated on the device before the kernel runs) and
  * uses no dtype the profile refuses.  Cost: roofline from the profile plus
@@ -89,6 +90,12 @@ bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
   if (!het_emu_has_op(s, dom, node->op_type)) {
     snprintf(why, why_cap, "emu: op %s%s%s not in profile '%s'", dom,
              *dom ? "." : "", node->op_type, s->profile.name);
+    return false;
+  }
+  const char *act = het_node_fused_activation(node);
+  if (act && !het_emu_profile_has_op(&s->profile, "", act)) {
+    snprintf(why, why_cap, "emu: fused %s not in profile '%s'", act,
+             s->profile.name);
     return false;
   }
   for (const char *const *op = het_emu_typed_ops;
