@@ -11,7 +11,9 @@
 /* The loops below are written to vectorise; -O2's "very cheap" cost model
  * refuses any loop that needs a scalar epilogue, and trapping math keeps
  * float selects as branches, so the files including this header ask for
- * the dynamic cost model and no FP-exception preservation. */
+ * the dynamic cost model and no FP-exception preservation.  Float loops
+ * are built per ISA (HET_SIMD_CLONES).  (sqrt stays a scalar call: errno
+ * can only be switched off on the command line, -fno-math-errno.) */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", \
                      "no-trapping-math")
@@ -21,6 +23,7 @@
 #include "core/status.h"
 #include "providers/cpu/kernel.h"
 #include "providers/cpu/kernels/broadcast.h"
+#include "providers/cpu/kernels/simd.h"
 
 #define HET_EW_TRAINING "ai.onnx.preview.training"
 
@@ -110,10 +113,23 @@ typedef het_bcast_row_fn het_ew_fn_table[HET_EW_NDT];
         o[i] = r;                                                            \
     }                                                                        \
   }
+/* Per-suffix function attributes: the float loops are cloned per ISA. */
+#define HET_EW_CLONES_f32 HET_SIMD_CLONES
+#define HET_EW_CLONES_f64 HET_SIMD_CLONES
+#define HET_EW_CLONES_i8
+#define HET_EW_CLONES_i16
+#define HET_EW_CLONES_i32
+#define HET_EW_CLONES_i64
+#define HET_EW_CLONES_u8
+#define HET_EW_CLONES_u16
+#define HET_EW_CLONES_u32
+#define HET_EW_CLONES_u64
+#define HET_EW_CLONES_b8
+
 #define HET_EW_BIN_SAME(sfx, T, U, DT, name, OPM) \
-  HET_EW_BIN_LOOP(name##_##sfx, T, U, T, OPM)
+  HET_EW_CLONES_##sfx HET_EW_BIN_LOOP(name##_##sfx, T, U, T, OPM)
 #define HET_EW_BIN_BOOL(sfx, T, U, DT, name, OPM) \
-  HET_EW_BIN_LOOP(name##_##sfx, T, U, uint8_t, OPM)
+  HET_EW_CLONES_##sfx HET_EW_BIN_LOOP(name##_##sfx, T, U, uint8_t, OPM)
 
 /* A same-shape unary loop: y = OPM(T, U, x, P) with P the params. */
 #define HET_EW_UN_LOOP(NAME, T, U, TO, OPM)                      \
@@ -130,9 +146,9 @@ typedef het_bcast_row_fn het_ew_fn_table[HET_EW_NDT];
     }                                                            \
   }
 #define HET_EW_UN_SAME(sfx, T, U, DT, name, OPM) \
-  HET_EW_UN_LOOP(name##_##sfx, T, U, T, OPM)
+  HET_EW_CLONES_##sfx HET_EW_UN_LOOP(name##_##sfx, T, U, T, OPM)
 #define HET_EW_UN_BOOL(sfx, T, U, DT, name, OPM) \
-  HET_EW_UN_LOOP(name##_##sfx, T, U, uint8_t, OPM)
+  HET_EW_CLONES_##sfx HET_EW_UN_LOOP(name##_##sfx, T, U, uint8_t, OPM)
 
 /* ---- runners ---- */
 

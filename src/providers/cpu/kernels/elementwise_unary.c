@@ -1,6 +1,7 @@
 /* elementwise_unary.c — same-shape unary math and activation kernels
  * (Abs ... Shrink, Not, IsNaN, IsInf).  Float loops are written once with
- * <tgmath.h> and instantiated for float and double; half precision goes
+ * <tgmath.h> and instantiated for float and double; float32 exp, tanh, erf
+ * and sigmoid use the vectorisable simd.h versions; half precision goes
  * through float32 (het_ew_map).  Attribute defaults follow the ONNX spec.
  */
 #include <math.h>
@@ -9,73 +10,13 @@
 
 #include "providers/cpu/kernels/elementwise_internal.h"
 
-/* exp for float32 in straight-line code the compiler vectorises (libm's
- * expf is a call per element): Cephes' range reduction and polynomial,
- * scaled by 2^n in two steps so results down to the subnormals are right.
- * Max error about 2 ulp; NaN, overflow and underflow as expf. */
-static inline float het_ew_expf(float x) {
-  const float magic = 12582912.0f; /* 1.5 * 2^23: rounds to an integer */
-  float c = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x;
-  float t = c * 1.44269504088896341f + magic;
-  float n = t - magic;
-  int32_t ni;
-  memcpy(&ni, &t, 4);
-  ni -= 0x4B400000; /* bits of magic */
-  float r = c - n * 0.693359375f - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  float y = p * r * r + r + 1.0f;
-  int32_t n1 = ni >> 1, n2 = ni - n1;
-  int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
-  float s1, s2;
-  memcpy(&s1, &b1, 4);
-  memcpy(&s2, &b2, 4);
-  y = y * s1 * s2;
-  y = x > 88.7228391f ? INFINITY : y;
-  y = x < -103.972084f ? 0.0f : y;
-  return x != x ? x : y;
-}
-
-/* tanh for float32 from het_ew_expf; odd series near 0 where 1 - e
- * cancels. */
-static inline float het_ew_tanhf(float x) {
-  float a = x < 0 ? -x : x;
-  float e = het_ew_expf(-2.0f * a);
-  float t = (1.0f - e) / (1.0f + e);
-  t = a < 0.004f ? a * (1.0f - a * a * (1.0f / 3.0f)) : t;
-  t = x < 0 ? -t : t;
-  return x != x ? x : t;
-}
-
-/* erf for float32 as a vectorisable rational function (the fast erf of
- * Eigen/XLA): odd polynomial over even polynomial on [-4, 4], where erf
- * saturates in float.  Max relative error about 5e-7. */
-static inline float het_ew_erff(float x) {
-  float c = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x;
-  float x2 = c * c;
-  float p = -2.72614225801306e-10f;
-  p = p * x2 + 2.77068142495902e-08f;
-  p = p * x2 + -2.10102402082508e-06f;
-  p = p * x2 + -5.69250639462346e-05f;
-  p = p * x2 + -7.34990630326855e-04f;
-  p = p * x2 + -2.95459980854025e-03f;
-  p = p * x2 + -1.60960333262415e-02f;
-  float q = -1.45660718464996e-05f;
-  q = q * x2 + -2.13374055278905e-04f;
-  q = q * x2 + -1.68282697438203e-03f;
-  q = q * x2 + -7.37332916720468e-03f;
-  q = q * x2 + -1.42647390514189e-02f;
-  return p * c / q;
-}
-
 /* Float32 goes through the vectorisable versions, double through libm. */
-#define FEXP(x) _Generic((x), float: het_ew_expf, default: exp)(x)
-#define FTANH(x) _Generic((x), float: het_ew_tanhf, default: tanh)(x)
-#define FERF(x) _Generic((x), float: het_ew_erff, default: erf)(x)
+static inline double het_ew_sigmoid(double x) { return 1 / (1 + exp(-x)); }
+#define FEXP(x) _Generic((x), float: het_simd_expf, default: exp)(x)
+#define FTANH(x) _Generic((x), float: het_simd_tanhf, default: tanh)(x)
+#define FERF(x) _Generic((x), float: het_simd_erff, default: erf)(x)
+#define FSIGMOID(x) \
+  _Generic((x), float: het_simd_sigmoidf, default: het_ew_sigmoid)(x)
 
 /* ---- float expressions: OPM(T, U, x, P) ---- */
 #define ABS_F(T, U, x, P) fabs(x)
@@ -108,7 +49,7 @@ static inline float het_ew_erff(float x) {
             : (T)(P).gamma * (x))
 #define CELU_F(T, U, x, P) \
   ((x) < 0 ? (T)(P).alpha * expm1((x) / (T)(P).alpha) : (x))
-#define SIGMOID_F(T, U, x, P) ((T)1 / ((T)1 + FEXP(-(x))))
+#define SIGMOID_F(T, U, x, P) FSIGMOID(x)
 #define CLAMP01(T, v) ((v) < 0 ? (T)0 : (v) > 1 ? (T)1 : (v))
 #define HSIG_F(T, U, x, P) CLAMP01(T, (T)(P).alpha * (x) + (T)(P).beta)
 #define HSWISH_F(T, U, x, P) \
