@@ -96,7 +96,7 @@ START_TEST(test_plan_whole_graph) {
 END_TEST
 
 /* tests/data/emu/resnet_small.onnx: every activation from the stem Conv's
- * output to the GlobalAveragePool's input is NHWC (pool, LeakyRelu,
+ * output to the GlobalAveragePool's input is NHWC (pool, Conv+LeakyRelu,
  * FusedConv residuals included); the pool's 1x1 output and what follows
  * are NCHW, the same bytes. */
 START_TEST(test_plan_chain_to_global_pool) {
@@ -105,7 +105,7 @@ START_TEST(test_plan_chain_to_global_pool) {
   ck_assert_uint_eq(l[node_named(g, "stem_conv")].nhwc_in, 0);
   ck_assert_uint_eq(l[node_named(g, "stem_conv")].nhwc_out, 1);
   ck_assert_uint_eq(l[node_named(g, "pool")].nhwc_in, 1);
-  ck_assert_uint_eq(l[node_named(g, "b2_leaky")].nhwc_out, 1);
+  ck_assert_uint_eq(l[node_named(g, "b2c1_conv")].nhwc_out, 1);
   ck_assert_uint_eq(l[node_named(g, "b2c2_conv")].nhwc_in, 9); /* X, Z */
   ck_assert_uint_eq(l[node_named(g, "gap")].nhwc_in, 1);
   ck_assert_uint_eq(l[node_named(g, "gap")].nhwc_out, 0);

@@ -150,6 +150,32 @@ START_TEST(test_inplace_refused) {
 }
 END_TEST
 
+/* Which inputs an output may take over: elementwise inputs, and
+ * hetrt.FusedConv's residual (input 3) unless it is also X. */
+START_TEST(test_inplace_ops) {
+  int in4[4] = {0, 1, 2, 3}, out[1] = {4};
+  het_node add = {.name = "a", .op_type = "Add", .domain = "",
+                  .n_inputs = 2, .inputs = in4, .n_outputs = 1,
+                  .outputs = out};
+  ck_assert(het_memplan_inplace_ok(&add, 0, 1));
+  ck_assert(!het_memplan_inplace_ok(&add, 0, 2));
+  het_node conv = {.name = "c", .op_type = "Conv", .domain = "",
+                   .n_inputs = 3, .inputs = in4, .n_outputs = 1,
+                   .outputs = out};
+  ck_assert(!het_memplan_inplace_ok(&conv, 0, 0));
+  het_node fused = conv;
+  fused.op_type = "FusedConv";
+  fused.domain = "hetrt";
+  fused.n_inputs = 4;
+  ck_assert(het_memplan_inplace_ok(&fused, 0, 3));
+  ck_assert(!het_memplan_inplace_ok(&fused, 0, 0));
+  ck_assert(!het_memplan_inplace_ok(&fused, 0, 1));
+  int same[4] = {0, 1, 2, 0}; /* FusedConv(x, w, b, x) */
+  fused.inputs = same;
+  ck_assert(!het_memplan_inplace_ok(&fused, 0, 3));
+}
+END_TEST
+
 /* The validator accepts the plan, then catches an injected overlap, a
  * misaligned offset and an in-place claim that was never a candidate. */
 START_TEST(test_validator_catches_overlap) {
@@ -456,6 +482,7 @@ static Suite *memplan_suite(void) {
   tcase_add_test(core, test_spaces_and_skips);
   tcase_add_test(core, test_inplace_chain);
   tcase_add_test(core, test_inplace_refused);
+  tcase_add_test(core, test_inplace_ops);
   tcase_add_loop_test(core, test_random_sets_validate, 0, 20);
   suite_add_tcase(s, core);
   TCase *sessions = tcase_create("sessions");

@@ -33,9 +33,10 @@ static het_status het_create_one(het_session *s, const het_session_options *o,
                                   const char *name) {
   const het_provider_vtable *vt;
   HET_TRY(het_registry_find(name, &vt));
-  if (vt->abi_version != HET_PROVIDER_ABI_VERSION)
-    return het_error(HET_ERR_INTERNAL, "provider '%s': ABI %u, expected %u",
-                     name, vt->abi_version, HET_PROVIDER_ABI_VERSION);
+  if (vt->abi_version < 1 || vt->abi_version > HET_PROVIDER_ABI_VERSION)
+    return het_error(HET_ERR_INTERNAL,
+                     "provider '%s': ABI %u, this build takes 1 to %u", name,
+                     vt->abi_version, HET_PROVIDER_ABI_VERSION);
   const char *keys[64], *values[64];
   int n_opts = 0;
   size_t len = strlen(name);

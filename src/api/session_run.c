@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "executor/run.h"
 #include "transfer/boundary.h"
+#include "transfer/copy.h"
 
 static het_status het_check_input(const het_value *v, const het_tensor *t) {
   if (v->dtype != HET_DTYPE_UNDEFINED && t->dtype != v->dtype)
@@ -96,9 +97,13 @@ static bool het_run_copy_planned(het_run_ctx *ctx, const het_node *n,
   dst->data = at;
   dst->owned = false;
   dst->device = NULL;
-  *st = src->nbytes ? from->vt->copy_to_host(from->state, at, src->data,
-                                             src->nbytes)
-                    : HET_OK;
+  if (src->nbytes > HET_TRANSFER_CHUNK && het_transfer_has_staging(from))
+    *st = het_transfer_staged(from, HET_COPY_TO_HOST, src->data, at,
+                              src->nbytes, HET_TRANSFER_CHUNK);
+  else
+    *st = src->nbytes ? from->vt->copy_to_host(from->state, at, src->data,
+                                               src->nbytes)
+                      : HET_OK;
   if (*st != HET_OK)
     het_error_wrap(*st, "%s", n->name);
   return true;

@@ -409,6 +409,11 @@ static bool het_in_list(const char *const *list, const char *op) {
 }
 
 bool het_memplan_inplace_ok(const het_node *node, int out, int in) {
+  /* hetrt.FusedConv's residual: oneDNN accumulates into it (sum post-op),
+   * the generic path saves it first; not when X is the same value. */
+  if (out == 0 && in == 3 && strcmp(node->domain, "hetrt") == 0 &&
+      strcmp(node->op_type, "FusedConv") == 0)
+    return node->inputs[3] != node->inputs[0];
   if (out != 0 || in < 0 ||
       (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0))
     return false;

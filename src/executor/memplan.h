@@ -71,7 +71,8 @@ het_status het_memplan_validate(const het_memplan_value *values,
 /* Whether node's output out may take over the block of its input in:
  * an elementwise op whose kernel tolerates the output aliasing that input
  * (same element index, same byte size), or a copy op (Identity, Reshape,
- * ...) whose kernel skips the copy when the buffers are the same. */
+ * ...) whose kernel skips the copy when the buffers are the same, or
+ * hetrt.FusedConv's residual (input 3). */
 bool het_memplan_inplace_ok(const het_node *node, int out, int in);
 
 #endif

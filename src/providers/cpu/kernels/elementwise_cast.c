@@ -89,8 +89,8 @@ typedef struct het_ew_clip_args {
 } het_ew_clip_args;
 
 #define CLIP_ROW(sfx, T, U, DT, ...)                                     \
-  static void clip_##sfx(void *const *pp, const int64_t *st, int64_t n,  \
-                         const void *user) {                             \
+  HET_SIMD_CLONES static void clip_##sfx(                                \
+      void *const *pp, const int64_t *st, int64_t n, const void *user) { \
     (void)st;                                                            \
     const het_ew_clip_args *a = user;                                    \
     T *restrict o = pp[0];                                               \

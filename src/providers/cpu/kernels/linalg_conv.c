@@ -29,9 +29,9 @@ static bool geom_pointwise(const het_conv_geom *g) {
   return true;
 }
 
-static void gemm_i32(bool ta, int64_t m, int64_t n, int64_t k,
-                     const int32_t *a, int64_t lda, const int32_t *b,
-                     int64_t ldb, int32_t *c, int64_t ldc) {
+static void gemm_i32(bool ta, int64_t m, int64_t n, int64_t k, const int32_t *a,
+                     int64_t lda, const int32_t *b, int64_t ldb, int32_t *c,
+                     int64_t ldc) {
   for (int64_t i = 0; i < m; i++) {
     int32_t *crow = c + i * ldc;
     memset(crow, 0, sizeof(int32_t) * (size_t)n);
@@ -41,16 +41,17 @@ static void gemm_i32(bool ta, int64_t m, int64_t n, int64_t k,
         continue;
       const int32_t *brow = b + p * ldb;
       for (int64_t j = 0; j < n; j++)
-        crow[j] = (int32_t)((uint32_t)crow[j] + (uint32_t)av * (uint32_t)brow[j]);
+        crow[j] =
+            (int32_t)((uint32_t)crow[j] + (uint32_t)av * (uint32_t)brow[j]);
     }
   }
 }
 
 #define LK_T float
 #define LK_SFX f32
-#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                       \
-  het_lk_gemm_work(HET_DTYPE_FLOAT32, ta, false, m, n, k, 1.0, a, lda, b, \
-                   ldb, 0.0, c, ldc)
+#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                           \
+  het_lk_gemm_work(HET_DTYPE_FLOAT32, ta, false, m, n, k, 1.0, a, lda, b, ldb, \
+                   0.0, c, ldc)
 #include "providers/cpu/kernels/linalg_conv_tmpl.h"
 #undef LK_T
 #undef LK_SFX
@@ -58,9 +59,9 @@ static void gemm_i32(bool ta, int64_t m, int64_t n, int64_t k,
 
 #define LK_T double
 #define LK_SFX f64
-#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                       \
-  het_lk_gemm_work(HET_DTYPE_FLOAT64, ta, false, m, n, k, 1.0, a, lda, b, \
-                   ldb, 0.0, c, ldc)
+#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                           \
+  het_lk_gemm_work(HET_DTYPE_FLOAT64, ta, false, m, n, k, 1.0, a, lda, b, ldb, \
+                   0.0, c, ldc)
 #include "providers/cpu/kernels/linalg_conv_tmpl.h"
 #undef LK_T
 #undef LK_SFX
@@ -107,9 +108,9 @@ het_status het_lk_conv_i32(const het_cpu_kernel_ctx *ctx,
   return HET_OK;
 }
 
-het_status het_lk_conv_dims(const het_cpu_kernel_ctx *ctx,
-                            const het_tensor *x, const het_tensor *w,
-                            int64_t *group, int64_t *c, int64_t *m) {
+het_status het_lk_conv_dims(const het_cpu_kernel_ctx *ctx, const het_tensor *x,
+                            const het_tensor *w, int64_t *group, int64_t *c,
+                            int64_t *m) {
   return conv_dims(ctx, x, w, false, group, c, m);
 }
 
@@ -119,11 +120,12 @@ static het_status conv_float(het_cpu_kernel_ctx *ctx, bool transposed) {
   het_tensor *y = ctx->outputs[0];
   het_conv_geom g;
   int64_t group = 1, c = 0, m = 0;
-  HET_TRY(het_lk_geom(ctx, transposed ? HET_GEOM_CONVT : HET_GEOM_CONV, x, w,
-                      &g));
+  HET_TRY(
+      het_lk_geom(ctx, transposed ? HET_GEOM_CONVT : HET_GEOM_CONV, x, w, &g));
   HET_TRY(conv_dims(ctx, x, w, transposed, &group, &c, &m));
   if (b && het_tensor_count(b) != m)
-    return het_lk_fail(ctx, HET_ERR_SHAPE, "bias has %lld values for %lld "
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "bias has %lld values for %lld "
                        "output channels",
                        (long long)het_tensor_count(b), (long long)m);
   if (transposed)
@@ -133,8 +135,9 @@ static het_status conv_float(het_cpu_kernel_ctx *ctx, bool transposed) {
   het_dtype work = het_lk_work_type(x->dtype);
   size_t es = work == HET_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
   int64_t ksz = het_conv_geom_count(g.kernel, g.nsp);
-  int64_t cols = transposed ? (m / group) * ksz * het_conv_geom_count(g.in, g.nsp)
-                            : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
+  int64_t cols = transposed
+                     ? (m / group) * ksz * het_conv_geom_count(g.in, g.nsp)
+                     : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
   het_lk_buf bx = {0}, bw = {0}, bb = {0}, by = {0};
   void *col = NULL;
   het_status st = het_lk_buf_input(ctx, x, work, &bx);
@@ -220,28 +223,49 @@ static void het_lk_conv_act(het_cpu_kernel_ctx *ctx) {
   het_tensor *y = ctx->outputs[0];
   int64_t n = het_tensor_count(y);
   for (int64_t i = 0; i < n; i++)
-    het_dtype_store_f64(y->dtype, y->data, i,
-                        het_lk_act_named(op->s, a, b,
-                                         het_dtype_load_f64(y->dtype, y->data,
-                                                            i)));
+    het_dtype_store_f64(
+        y->dtype, y->data, i,
+        het_lk_act_named(op->s, a, b,
+                         het_dtype_load_f64(y->dtype, y->data, i)));
 }
 
 /* FusedConv's residual input 3 added to the output (before the clamp). */
-static het_status het_lk_conv_add_residual(het_cpu_kernel_ctx *ctx) {
-  const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+/* z: the residual's bytes (a copy when the memory plan put the output in
+ * the residual's buffer, which the convolution overwrites first). */
+static het_status het_lk_conv_add_residual(het_cpu_kernel_ctx *ctx,
+                                           const void *z) {
   het_tensor *y = ctx->outputs[0];
-  if (!z)
-    return HET_OK;
-  if (z->dtype != y->dtype || z->rank != y->rank ||
-      memcmp(z->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
-    return het_lk_fail(ctx, HET_ERR_SHAPE,
-                       "residual input does not match the output");
   int64_t n = het_tensor_count(y);
   for (int64_t i = 0; i < n; i++)
     het_dtype_store_f64(y->dtype, y->data, i,
                         het_dtype_load_f64(y->dtype, y->data, i) +
-                            het_dtype_load_f64(z->dtype, z->data, i));
+                            het_dtype_load_f64(y->dtype, z, i));
   return HET_OK;
+}
+
+/* im2col + GEMM, then FusedConv's residual: saved first when it shares
+ * the output's buffer (memplan in-place). */
+static het_status het_lk_conv_generic(het_cpu_kernel_ctx *ctx) {
+  const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  if (!z)
+    return conv_float(ctx, false);
+  if (z->dtype != y->dtype || z->rank != y->rank ||
+      memcmp(z->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "residual input does not match the output");
+  void *saved = NULL;
+  if (z->data == y->data && z->nbytes) {
+    saved = malloc(z->nbytes);
+    if (!saved)
+      return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY, "out of memory");
+    memcpy(saved, z->data, z->nbytes);
+  }
+  het_status st = conv_float(ctx, false);
+  if (st == HET_OK)
+    st = het_lk_conv_add_residual(ctx, saved ? saved : z->data);
+  free(saved);
+  return st;
 }
 
 /* Conv and hetrt.FusedConv: oneDNN (which applies residual and clamp as
@@ -268,8 +292,7 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
   if (ctx->nhwc_in || ctx->nhwc_out)
     return het_lk_fail(ctx, HET_ERR_INTERNAL,
                        "no Conv path for the NHWC layout it was given");
-  HET_TRY(conv_float(ctx, false));
-  HET_TRY(het_lk_conv_add_residual(ctx));
+  HET_TRY(het_lk_conv_generic(ctx));
   het_lk_conv_clamp(ctx);
   het_lk_conv_act(ctx);
   return HET_OK;

@@ -14,6 +14,7 @@
 
 #include "providers/cpu/kernels/linalg_kern.h"
 #include "providers/cpu/kernels/linalg_pool_f32.h"
+#include "providers/cpu/kernels/simd.h"
 #include "providers/cpu/threadpool.h"
 
 /* Window taps (or input elements) below which pooling stays on one thread. */
@@ -21,14 +22,6 @@
 /* Channels per NHWC global-pool unit. */
 #define POOLF_CHUNK 64
 
-/* AVX-512, AVX2 and baseline clones, chosen by ISA level at load time. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define POOLF_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
-                               "default")))
-#else
-#define POOLF_CLONES
-#endif
 
 typedef struct poolf_job {
   const het_conv_geom *g;
@@ -76,7 +69,7 @@ static float poolf_one(const poolf_job *j, const float *xp, int64_t hs,
 
 /* NCHW interior columns: y[0..n) over taps rows [kh0,kh1) x all columns;
  * r is the plane at the first window's (row 0, column 0). */
-POOLF_CLONES static void poolf_row(const poolf_job *j, const float *r,
+HET_SIMD_CLONES static void poolf_row(const poolf_job *j, const float *r,
                                    int64_t kh0, int64_t kh1, int64_t n,
                                    float *restrict y) {
   const het_conv_geom *g = j->g;
@@ -141,7 +134,7 @@ static void poolf_nchw(void *arg, int64_t u0, int64_t u1) {
 
 /* NHWC: the C channels y of the output whose window starts at (hs, ws)
  * of image xn. */
-POOLF_CLONES static void poolf_pixel(const poolf_job *j, const float *xn,
+HET_SIMD_CLONES static void poolf_pixel(const poolf_job *j, const float *xn,
                                      int64_t hs, int64_t ws,
                                      const int64_t *khr, float *restrict y) {
   const het_conv_geom *g = j->g;
@@ -227,7 +220,7 @@ typedef struct globalf_job {
 
 /* NCHW: planes [p0, p1); 16 independent lanes so the loops vectorise
  * (sums in float64, as the generic path). */
-POOLF_CLONES static void globalf_nchw(void *arg, int64_t p0, int64_t p1) {
+HET_SIMD_CLONES static void globalf_nchw(void *arg, int64_t p0, int64_t p1) {
   const globalf_job *j = arg;
   int64_t sz = j->sz, body = sz / 16 * 16;
   for (int64_t p = p0; p < p1; p++) {
@@ -259,7 +252,7 @@ POOLF_CLONES static void globalf_nchw(void *arg, int64_t p0, int64_t p1) {
 }
 
 /* NHWC: unit u is channels [c0, c0 + POOLF_CHUNK) of image u / chunks. */
-POOLF_CLONES static void globalf_nhwc(void *arg, int64_t u0, int64_t u1) {
+HET_SIMD_CLONES static void globalf_nhwc(void *arg, int64_t u0, int64_t u1) {
   const globalf_job *j = arg;
   int64_t chunks = (j->c + POOLF_CHUNK - 1) / POOLF_CHUNK;
   for (int64_t u = u0; u < u1; u++) {

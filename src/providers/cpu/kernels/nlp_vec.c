@@ -9,15 +9,10 @@
 #include <string.h>
 
 #include "providers/cpu/kernels/nlp_kernels.h"
+#include "providers/cpu/kernels/simd.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-#define NLP_CLONES \
-  __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NLP_CLONES
-#endif
 
 #define VL 16
 typedef float vf __attribute__((vector_size(VL * 4)));
@@ -86,7 +81,7 @@ static inline float sgelu(float x) {
   return x * 0.5f * (erff(x * 0.70710678118654752f) + 1.0f);
 }
 
-NLP_CLONES void het_nlp_gelu(const float *x, float *y, int64_t n) {
+HET_SIMD_CLONES void het_nlp_gelu(const float *x, float *y, int64_t n) {
   int64_t i = 0;
   for (; i + VL <= n; i += VL)
     vstore(y + i, vgelu(vload(x + i)));
@@ -94,7 +89,7 @@ NLP_CLONES void het_nlp_gelu(const float *x, float *y, int64_t n) {
     y[i] = sgelu(x[i]);
 }
 
-NLP_CLONES void het_nlp_bias_act(float *y, const float *bias, int64_t rows,
+HET_SIMD_CLONES void het_nlp_bias_act(float *y, const float *bias, int64_t rows,
                                  int64_t n, bool gelu) {
   for (int64_t r = 0; r < rows; r++) {
     float *row = y + r * n;
@@ -134,7 +129,7 @@ NLP_INLINE float row_max(const float *s, int64_t n) {
   return mx;
 }
 
-NLP_CLONES void het_nlp_softmax_rows(float *s, int64_t rows, int64_t n) {
+HET_SIMD_CLONES void het_nlp_softmax_rows(float *s, int64_t rows, int64_t n) {
   for (int64_t r = 0; r < rows; r++, s += n) {
     float mx = row_max(s, n);
     vf acc = vsplat(0.0f);
@@ -180,7 +175,7 @@ NLP_INLINE void row_moments(const float *x, int64_t n, float eps,
   *rstd = 1.0f / sqrtf(v / (float)n + eps);
 }
 
-NLP_CLONES void het_nlp_layernorm_rows(const float *x, float *y,
+HET_SIMD_CLONES void het_nlp_layernorm_rows(const float *x, float *y,
                                        const float *gamma, const float *beta,
                                        int64_t rows, int64_t n, float eps) {
   for (int64_t r = 0; r < rows; r++, x += n, y += n) {
