@@ -13,16 +13,13 @@
 
 #include "core/infer.h"
 #include "core/ir.h"
-#include "core/status.h"
-#include "executor/run.h"
 #include "hetrt/hetrt.h"
-#include "onnx/loader.h"
 #include "onnx/testcase.h"
 #include "optimizer/optimizer.h"
-#include "providers/cpu/cpu.h"
+
+#include "common/opt_helpers.h"
 
 #define DATA HETRT_TEST_DATA "/nlp/"
-#define MAX_IO 8
 
 typedef struct nlp_count {
   const char *op;
@@ -75,106 +72,19 @@ static const nlp_case k_cases[] = {
 
 /* ---- helpers ---- */
 
-static het_graph *load_graph(const char *dir, int level,
+static het_graph *load_graph(const char *name, int level,
                              het_optimize_stats *stats) {
-  char path[512];
-  het_graph *g = NULL;
-  snprintf(path, sizeof path, DATA "%s/model.onnx", dir);
-  ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s: %s", path,
-                het_last_error());
-  ck_assert_msg(het_graph_infer_shapes(g) == HET_OK, "%s", het_last_error());
-  het_status st = het_optimize(g, level, stats);
-  ck_assert_msg(st == HET_OK, "%s: %s", dir, het_last_error());
-  return g;
-}
-
-static int count_op(const het_graph *g, const char *op) {
-  int n = 0;
-  for (int i = 0; i < g->n_nodes; i++)
-    n += strcmp(g->nodes[i].op_type, op) == 0;
-  return n;
-}
-
-/* Reads test_data_set_0/<kind>_*.pb; returns the count. */
-static int load_tensors(const char *dir, const char *kind, het_tensor **t,
-                        char **names) {
-  int n = 0;
-  for (; n < MAX_IO; n++) {
-    char path[512];
-    uint8_t *buf;
-    size_t len;
-    snprintf(path, sizeof path, DATA "%s/test_data_set_0/%s_%d.pb", dir, kind,
-             n);
-    if (het_read_file(path, 1 << 26, &buf, &len) != HET_OK)
-      break;
-    het_status st = het_onnx_tensor_decode(buf, len, path, &t[n], &names[n]);
-    free(buf);
-    ck_assert_msg(st == HET_OK, "%s: %s", path, het_last_error());
-  }
-  return n;
-}
-
-static void free_tensors(het_tensor **t, char **names, int n) {
-  for (int i = 0; i < n; i++) {
-    het_tensor_destroy(t[i]);
-    if (names)
-      free(names[i]);
-  }
-}
-
-/* Runs g on the CPU kernels directly: outputs in g->outputs order. */
-static void run_graph(het_graph *g, het_tensor **in, char **names, int n_in,
-                      het_tensor **out) {
-  int *uses = malloc(((size_t)g->n_values + 1) * sizeof *uses);
-  ck_assert_ptr_nonnull(uses);
-  for (int v = 0; v < g->n_values; v++)
-    uses[v] = -1;
-  het_run_ctx ctx;
-  ck_assert_int_eq(het_run_ctx_init(&ctx, g, uses, NULL), HET_OK);
-  for (int i = 0; i < n_in; i++) {
-    int v = het_graph_find_value(g, names[i]);
-    ck_assert_msg(v >= 0, "input %s not in graph", names[i]);
-    ctx.values[v] = in[i];
-  }
-  void *compiled = NULL;
-  ck_assert_msg(het_cpu_graph_compile(g, &compiled) == HET_OK, "%s",
-                het_last_error());
-  ck_assert_msg(het_cpu_graph_run(compiled, 1, &ctx) == HET_OK, "%s",
-                het_last_error());
-  ck_assert_int_eq(het_run_take_outputs(&ctx, g->outputs,
-                                        (size_t)g->n_outputs, out),
-                   HET_OK);
-  het_cpu_graph_destroy(compiled);
-  het_run_ctx_deinit(&ctx);
-  free(uses);
-}
-
-static void compare_all(const char *dir, const char *what, het_tensor **want,
-                        het_tensor **got, int n, double rtol, double atol) {
-  for (int i = 0; i < n; i++) {
-    char msg[256];
-    ck_assert_msg(het_testcase_compare(want[i], got[i], rtol, atol, msg,
-                                       sizeof msg),
-                  "%s: %s output %d: %s", dir, what, i, msg);
-  }
+  char dir[512];
+  snprintf(dir, sizeof dir, DATA "%s", name);
+  return opt_load_graph(dir, level, stats);
 }
 
 /* optimized == unoptimized (rtol 1e-5) and == reference (rtol 1e-4). */
-static void check_numerics(const char *dir, het_graph *g0, het_graph *g1) {
-  het_tensor *in[MAX_IO], *ref[MAX_IO], *o0[MAX_IO], *o1[MAX_IO];
-  char *names[MAX_IO], *ref_names[MAX_IO];
-  int n_in = load_tensors(dir, "input", in, names);
-  int n_ref = load_tensors(dir, "output", ref, ref_names);
-  ck_assert_msg(n_ref > 0, "%s: no test data", dir);
-  ck_assert_int_eq(n_ref, g0->n_outputs);
-  run_graph(g0, in, names, n_in, o0);
-  run_graph(g1, in, names, n_in, o1);
-  compare_all(dir, "optimized vs unoptimized", o0, o1, n_ref, 1e-5, 1e-5);
-  compare_all(dir, "optimized vs reference", ref, o1, n_ref, 1e-4, 1e-5);
-  free_tensors(o0, NULL, n_ref);
-  free_tensors(o1, NULL, n_ref);
-  free_tensors(in, names, n_in);
-  free_tensors(ref, ref_names, n_ref);
+static void check_numerics(const char *name, het_graph *g0, het_graph *g1) {
+  char dir[512];
+  snprintf(dir, sizeof dir, DATA "%s", name);
+  ck_assert_msg(opt_check_numerics(dir, 0, g0, g1), "%s: no test data",
+                name);
 }
 
 /* ---- core ---- */
@@ -191,9 +101,9 @@ START_TEST(test_case_fusions_and_numerics) {
                 c->dir, st.gelus_fused, st.layernorms_fused,
                 st.attentions_fused, st.matmul_adds_fused);
   for (int k = 0; k < 6 && c->ops[k].op; k++)
-    ck_assert_msg(count_op(g1, c->ops[k].op) == c->ops[k].count,
+    ck_assert_msg(opt_count_op(g1, c->ops[k].op) == c->ops[k].count,
                   "%s: %d %s nodes, want %d", c->dir,
-                  count_op(g1, c->ops[k].op), c->ops[k].op, c->ops[k].count);
+                  opt_count_op(g1, c->ops[k].op), c->ops[k].op, c->ops[k].count);
   ck_assert_int_eq(g1->n_outputs, g0->n_outputs);
   for (int i = 0; i < g0->n_outputs; i++)
     ck_assert_str_eq(g1->values[g1->outputs[i]].name,
@@ -226,7 +136,7 @@ START_TEST(test_extended_does_not_fuse) {
   ck_assert_int_eq(st.gelus_fused + st.layernorms_fused +
                        st.attentions_fused + st.matmul_adds_fused,
                    0);
-  ck_assert_int_eq(count_op(g, "Softmax"), 1);
+  ck_assert_int_eq(opt_count_op(g, "Softmax"), 1);
   het_graph_destroy(g);
 }
 END_TEST

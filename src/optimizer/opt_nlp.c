@@ -15,16 +15,7 @@
 
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
-
-/* Shared with opt_nlp_attention.c. */
-int het_opt_nlp_producer(const het_opt *o, int v, const char *op);
-int het_opt_nlp_reader(const het_opt *o, int v, const char *op);
-bool het_opt_nlp_scalar(const het_graph *g, int v, float *out);
-bool het_opt_nlp_f32(const het_graph *g, int v);
-het_status het_opt_nlp_rewrite(het_opt *o, int n, const char *op,
-                               const int *in, int n_in, het_attr *attrs,
-                               int n_attrs);
-het_status het_opt_fuse_attention(het_opt *o);
+#include "optimizer/opt_nlp.h"
 
 /* The live ai.onnx node of type op producing v, or -1. */
 int het_opt_nlp_producer(const het_opt *o, int v, const char *op) {

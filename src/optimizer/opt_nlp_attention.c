@@ -15,16 +15,7 @@
 #include "core/infer.h"
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
-
-/* From opt_nlp.c. */
-int het_opt_nlp_producer(const het_opt *o, int v, const char *op);
-int het_opt_nlp_reader(const het_opt *o, int v, const char *op);
-bool het_opt_nlp_scalar(const het_graph *g, int v, float *out);
-bool het_opt_nlp_f32(const het_graph *g, int v);
-het_status het_opt_nlp_rewrite(het_opt *o, int n, const char *op,
-                               const int *in, int n_in, het_attr *attrs,
-                               int n_attrs);
-het_status het_opt_fuse_attention(het_opt *o);
+#include "optimizer/opt_nlp.h"
 
 /* v = Div(u, c) or Mul(u, c) / Mul(c, u) with c a nonzero float32 scalar
  * constant and v read once (not pinned): the node (or -1), *u and the

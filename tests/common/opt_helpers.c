@@ -1,0 +1,126 @@
+/* opt_helpers.c — the helpers declared in opt_helpers.h. */
+#include "opt_helpers.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/infer.h"
+#include "core/status.h"
+#include "executor/run.h"
+#include "onnx/loader.h"
+#include "onnx/testcase.h"
+#include "providers/cpu/cpu.h"
+
+#define MAX_IO 8
+
+het_graph *opt_load_graph(const char *dir, int level,
+                          het_optimize_stats *stats) {
+  char path[512];
+  het_graph *g = NULL;
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s: %s", path,
+                het_last_error());
+  ck_assert_msg(het_graph_infer_shapes(g) == HET_OK, "%s", het_last_error());
+  het_status st = het_optimize(g, level, stats);
+  ck_assert_msg(st == HET_OK, "%s: %s", dir, het_last_error());
+  return g;
+}
+
+int opt_count_op(const het_graph *g, const char *op) {
+  int n = 0;
+  for (int i = 0; i < g->n_nodes; i++)
+    n += strcmp(g->nodes[i].op_type, op) == 0;
+  return n;
+}
+
+/* Reads test_data_set_<set>/<kind>_*.pb; returns the count (0 = none). */
+static int load_tensors(const char *dir, int set, const char *kind,
+                        het_tensor **t, char **names) {
+  int n = 0;
+  for (; n < MAX_IO; n++) {
+    char path[512];
+    uint8_t *buf;
+    size_t len;
+    snprintf(path, sizeof path, "%s/test_data_set_%d/%s_%d.pb", dir, set,
+             kind, n);
+    if (het_read_file(path, 1 << 26, &buf, &len) != HET_OK)
+      break;
+    het_status st = het_onnx_tensor_decode(buf, len, path, &t[n], &names[n]);
+    free(buf);
+    ck_assert_msg(st == HET_OK, "%s: %s", path, het_last_error());
+  }
+  het_error_clear();
+  return n;
+}
+
+static void free_tensors(het_tensor **t, char **names, int n) {
+  for (int i = 0; i < n; i++) {
+    het_tensor_destroy(t[i]);
+    if (names)
+      free(names[i]);
+  }
+}
+
+/* Runs g on the CPU kernels directly (no session, so no layout pass and
+ * no memory plan): outputs in g->outputs order, caller owns. */
+static void run_graph(het_graph *g, het_tensor **in, char **names, int n_in,
+                      het_tensor **out) {
+  int *uses = malloc(((size_t)g->n_values + 1) * sizeof *uses);
+  ck_assert_ptr_nonnull(uses);
+  for (int v = 0; v < g->n_values; v++)
+    uses[v] = -1;
+  het_run_ctx ctx;
+  ck_assert_int_eq(het_run_ctx_init(&ctx, g, uses, NULL), HET_OK);
+  for (int i = 0; i < n_in; i++) {
+    int v = het_graph_find_value(g, names[i]);
+    ck_assert_msg(v >= 0, "input %s not in graph", names[i]);
+    ctx.values[v] = in[i];
+  }
+  void *compiled = NULL;
+  ck_assert_msg(het_cpu_graph_compile(g, &compiled) == HET_OK, "%s",
+                het_last_error());
+  ck_assert_msg(het_cpu_graph_run(compiled, 1, &ctx) == HET_OK, "%s",
+                het_last_error());
+  ck_assert_int_eq(het_run_take_outputs(&ctx, g->outputs,
+                                        (size_t)g->n_outputs, out),
+                   HET_OK);
+  het_cpu_graph_destroy(compiled);
+  het_run_ctx_deinit(&ctx);
+  free(uses);
+}
+
+static void compare_all(const char *dir, const char *what, het_tensor **want,
+                        het_tensor **got, int n, double rtol, double atol) {
+  for (int i = 0; i < n; i++) {
+    char msg[256];
+    ck_assert_msg(het_testcase_compare(want[i], got[i], rtol, atol, msg,
+                                       sizeof msg),
+                  "%s: %s output %d: %s", dir, what, i, msg);
+  }
+}
+
+bool opt_check_numerics(const char *dir, int set, het_graph *g0,
+                        het_graph *g1) {
+  het_tensor *in[MAX_IO], *ref[MAX_IO], *o0[MAX_IO], *o1[MAX_IO];
+  char *names[MAX_IO], *ref_names[MAX_IO];
+  int n_in = load_tensors(dir, set, "input", in, names);
+  int n_ref = load_tensors(dir, set, "output", ref, ref_names);
+  if (n_ref == 0) {
+    free_tensors(in, names, n_in);
+    return false;
+  }
+  ck_assert_int_eq(n_ref, g0->n_outputs);
+  run_graph(g0, in, names, n_in, o0);
+  run_graph(g1, in, names, n_in, o1);
+  /* atol: folding BN into weights reorders rounding in conv sums that
+   * cancel, so tiny outputs can differ by more than rtol alone allows. */
+  compare_all(dir, "optimized vs unoptimized", o0, o1, n_ref, 1e-5, 1e-5);
+  compare_all(dir, "optimized vs reference", ref, o1, n_ref, 1e-4, 1e-5);
+  free_tensors(o0, NULL, n_ref);
+  free_tensors(o1, NULL, n_ref);
+  free_tensors(in, names, n_in);
+  free_tensors(ref, ref_names, n_ref);
+  return true;
+}

@@ -1,0 +1,27 @@
+/* opt_helpers.h — helpers shared by the optimizer test suites
+ * (test_optimizer.c, test_opt_nlp.c): loading a case's model at an
+ * optimization level, counting ops, and checking that the optimized graph
+ * computes what the unoptimized graph and the case's reference compute,
+ * running both directly on the CPU kernels (no session).
+ */
+#ifndef HET_TESTS_OPT_HELPERS_H
+#define HET_TESTS_OPT_HELPERS_H
+
+#include "core/ir.h"
+#include "optimizer/optimizer.h"
+
+/* DIR/model.onnx, shape-inferred and optimized at level (stats may be
+ * NULL); fails the test on any error. */
+het_graph *opt_load_graph(const char *dir, int level,
+                          het_optimize_stats *stats);
+
+/* Nodes of g whose op_type is op. */
+int opt_count_op(const het_graph *g, const char *op);
+
+/* Data set `set` of the case in dir: the optimized graph g1 agrees with
+ * the unoptimized g0 (rtol/atol 1e-5) and with the reference outputs
+ * (rtol 1e-4, atol 1e-5).  False when the case has no such data set. */
+bool opt_check_numerics(const char *dir, int set, het_graph *g0,
+                        het_graph *g1);
+
+#endif
