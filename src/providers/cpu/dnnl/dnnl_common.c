@@ -80,6 +80,15 @@ dnnl_primitive_attr_t het_dnnl_scratch_attr(void) {
   return attr;
 }
 
+dnnl_primitive_attr_t het_dnnl_attr_finish(dnnl_primitive_attr_t attr,
+                                           dnnl_post_ops_t po, bool ok) {
+  dnnl_post_ops_destroy(po);
+  if (ok)
+    return attr;
+  dnnl_primitive_attr_destroy(attr);
+  return NULL;
+}
+
 void *het_dnnl_alloc(const dnnl_memory_desc_t *md) {
   return aligned_alloc(64, (dnnl_memory_desc_get_size(md) + 63) / 64 * 64);
 }

@@ -32,6 +32,11 @@ bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
 /* An attribute with user-provided scratchpad; NULL on failure. */
 dnnl_primitive_attr_t het_dnnl_scratch_attr(void);
 
+/* Ends building attr with post-ops po (destroyed, may be NULL): attr, or
+ * NULL (attr destroyed) when ok is false. */
+dnnl_primitive_attr_t het_dnnl_attr_finish(dnnl_primitive_attr_t attr,
+                                           dnnl_post_ops_t po, bool ok);
+
 /* A 64-byte aligned buffer of md's size (free with free); NULL on failure. */
 void *het_dnnl_alloc(const dnnl_memory_desc_t *md);
 

@@ -88,12 +88,7 @@ static dnnl_primitive_attr_t entry_attr(const gemm_state *s) {
     ok = dnnl_post_ops_create(&po) == dnnl_success &&
          dnnl_post_ops_append_sum(po, s->beta) == dnnl_success &&
          dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-  dnnl_post_ops_destroy(po);
-  if (!ok) {
-    dnnl_primitive_attr_destroy(attr);
-    return NULL;
-  }
-  return attr;
+  return het_dnnl_attr_finish(attr, po, ok);
 }
 
 /* Builds the primitive for A of dims [a0, a1] and reorders B into it. */

@@ -144,12 +144,7 @@ static dnnl_primitive_attr_t conv_attr(const het_dnnl_state *s) {
            relu ? 0.0f : s->act_lo, relu ? 0.0f : s->act_hi) == dnnl_success) &&
       (!s->act_op || append_named_act(po, s)) &&
       dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-  dnnl_post_ops_destroy(po);
-  if (!ok) {
-    dnnl_primitive_attr_destroy(attr);
-    return NULL;
-  }
-  return attr;
+  return het_dnnl_attr_finish(attr, po, ok);
 }
 
 /* Conv geometry in oneDNN's terms: Y dims, weight dims (grouped: G first),
