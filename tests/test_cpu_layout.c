@@ -42,9 +42,9 @@ static int node_named(const het_graph *g, const char *name) {
 /* Plans nodes (all of g when nodes is NULL); returns the layouts indexed
  * by node id (caller frees). */
 static het_cpu_layout *plan(const het_graph *g, const int *nodes, int n,
-                            const bool *plain_only) {
+                            const uint8_t *limit) {
   int *all = NULL;
-  bool *none = calloc((size_t)g->n_nodes, sizeof *none);
+  uint8_t *none = calloc((size_t)g->n_nodes, sizeof *none);
   if (!nodes) {
     all = malloc((size_t)g->n_nodes * sizeof *all);
     for (int i = 0; i < g->n_nodes; i++)
@@ -55,7 +55,7 @@ static het_cpu_layout *plan(const het_graph *g, const int *nodes, int n,
   het_cpu_layout *sub = calloc((size_t)n, sizeof *sub);
   het_cpu_layout *by_id = calloc((size_t)g->n_nodes, sizeof *by_id);
   ck_assert_int_eq(het_cpu_layout_plan(g, nodes, n,
-                                       plain_only ? plain_only : none, sub),
+                                       limit ? limit : none, sub),
                    HET_OK);
   for (int i = 0; i < n; i++)
     by_id[nodes[i]] = sub[i];
@@ -135,9 +135,12 @@ END_TEST
 START_TEST(test_plan_plain_only) {
   het_graph *g = load_all();
   int conv1 = node_named(g, "conv1"), conv2 = node_named(g, "conv2");
-  bool plain[64] = {false};
+  ck_assert_uint_eq(het_cpu_layout_back_off(g, &g->nodes[conv2],
+                                            HET_CPU_LAYOUT_ANY),
+                    HET_CPU_LAYOUT_NCHW);
+  uint8_t plain[64] = {0};
   for (int i = 0; i < g->n_nodes; i++)
-    plain[i] = g->order[i] == conv2;
+    plain[i] = g->order[i] == conv2 ? HET_CPU_LAYOUT_NCHW : 0;
   int nodes[64];
   for (int i = 0; i < g->n_nodes; i++)
     nodes[i] = g->order[i];
@@ -145,6 +148,39 @@ START_TEST(test_plan_plain_only) {
   ck_assert_uint_eq(l[conv2].nhwc_in, 0);
   ck_assert_uint_eq(l[conv2].nhwc_out, 0);
   ck_assert_uint_eq(l[conv1].nhwc_out, 0);
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* tests/data/optimizer/dw_chain (gen_dw_chain.py): oneDNN takes the
+ * depthwise Conv and the block is NHWC; if oneDNN refused it, the direct
+ * kernel's NHWC path keeps the block NHWC (limit NO_STATE), and only a
+ * second refusal makes it NCHW. */
+START_TEST(test_plan_depthwise_back_off) {
+  het_graph *g = load_model(HETRT_TEST_DATA "/optimizer/dw_chain/model.onnx");
+  int dw = node_named(g, "dw"), expand = node_named(g, "expand");
+  uint8_t limit[8] = {0};
+  int at = -1;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->order[i] == dw)
+      at = i;
+  het_cpu_layout *l = plan(g, NULL, 0, limit);
+  ck_assert_uint_eq(l[dw].nhwc_in, 1);
+  ck_assert_uint_eq(l[dw].nhwc_out, 1);
+  free(l);
+  limit[at] = het_cpu_layout_back_off(g, &g->nodes[dw], HET_CPU_LAYOUT_ANY);
+  ck_assert_uint_eq(limit[at], HET_CPU_LAYOUT_NO_STATE);
+  l = plan(g, NULL, 0, limit);
+  ck_assert_uint_eq(l[dw].nhwc_in, 1);
+  ck_assert_uint_eq(l[dw].nhwc_out, 1);
+  ck_assert_uint_eq(l[expand].nhwc_out, 1);
+  free(l);
+  limit[at] = het_cpu_layout_back_off(g, &g->nodes[dw], limit[at]);
+  ck_assert_uint_eq(limit[at], HET_CPU_LAYOUT_NCHW);
+  l = plan(g, NULL, 0, limit);
+  ck_assert_uint_eq(l[dw].nhwc_in | l[dw].nhwc_out, 0);
+  ck_assert_uint_eq(l[expand].nhwc_out, 0);
   free(l);
   het_graph_destroy(g);
 }
@@ -208,6 +244,7 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_plan_chain_to_global_pool);
   tcase_add_test(core, test_plan_reader_outside);
   tcase_add_test(core, test_plan_plain_only);
+  tcase_add_test(core, test_plan_depthwise_back_off);
   tcase_add_test(core, test_sessions_match_reference);
   tcase_add_test(core, test_bad_layout_option);
   suite_add_tcase(s, core);

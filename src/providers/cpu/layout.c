@@ -89,23 +89,24 @@ static bool is_depthwise(const het_graph *g, const het_node *n) {
          t->dims[0] == het_node_attr_int(n, "group", 1);
 }
 
-static layout_rule node_rule(const het_graph *g, const het_node *n) {
+static layout_rule node_rule(const het_graph *g, const het_node *n,
+                             uint8_t limit) {
   bool onnx = !*n->domain;
   bool x4 = is_rank4_f32(g, het_node_input(n, 0));
   if ((onnx && strcmp(n->op_type, "Conv") == 0) ||
       (strcmp(n->domain, "hetrt") == 0 &&
        strcmp(n->op_type, "FusedConv") == 0)) {
-    if (!x4)
+    if (!x4 || limit == HET_CPU_LAYOUT_NCHW)
       return RULE_PLAIN;
 #ifdef HETRT_HAVE_DNNL
-    if (het_dnnl_conv_takes(g, n))
+    if (limit == HET_CPU_LAYOUT_ANY && het_dnnl_conv_takes(g, n))
       return RULE_FREE;
 #endif
     if (is_depthwise(g, n)) /* the direct kernel: one layout in and out */
       return het_node_input(n, 3) < 0 ? RULE_SAME : RULE_PLAIN;
     return RULE_PLAIN;
   }
-  if (!onnx || !x4)
+  if (!onnx || !x4 || limit == HET_CPU_LAYOUT_NCHW)
     return RULE_PLAIN;
   if (in_list(n->op_type, unary_ops) || in_list(n->op_type, binary_ops))
     return no_broadcast(g, n) ? RULE_SAME : RULE_PLAIN;
@@ -196,9 +197,13 @@ static void apply_rule(layout_pass *p, const het_node *n, layout_rule r) {
     return;
   }
   /* SAME: the rank-4 operands join one group; neutral ones (a global
-   * pool's 1x1 output) stay out of it. */
+   * pool's 1x1 output) stay out of it, and so do a depthwise Conv's
+   * weights (only X and Y are activations). */
   int anchor = -1;
+  int n_in = strcmp(n->op_type, "Conv") == 0 ? 1 : n->n_inputs;
   for (int i = 0; i < n->n_inputs + n->n_outputs; i++) {
+    if (i >= n_in && i < n->n_inputs)
+      continue;
     int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
     if (v < 0 || neutral(g, v))
       continue;
@@ -258,7 +263,7 @@ static uint32_t value_bits(const layout_pass *p, const bool *nhwc,
 }
 
 het_status het_cpu_layout_plan(const het_graph *g, const int *nodes,
-                               int n_nodes, const bool *plain_only,
+                               int n_nodes, const uint8_t *limit,
                                het_cpu_layout *out) {
   layout_pass p;
   bool *nhwc = NULL;
@@ -270,7 +275,7 @@ het_status het_cpu_layout_plan(const het_graph *g, const int *nodes,
   }
   for (int i = 0; i < n_nodes; i++) {
     const het_node *n = &g->nodes[nodes[i]];
-    apply_rule(&p, n, plain_only[i] ? RULE_PLAIN : node_rule(g, n));
+    apply_rule(&p, n, node_rule(g, n, limit[i]));
   }
   /* A group is NHWC when all its values may be and one touches a Conv. */
   for (int v = 0; v < g->n_values; v++)
@@ -298,4 +303,12 @@ het_status het_cpu_layout_plan(const het_graph *g, const int *nodes,
   free(nhwc);
   pass_free(&p);
   return HET_OK;
+}
+
+uint8_t het_cpu_layout_back_off(const het_graph *g, const het_node *n,
+                                uint8_t was) {
+  bool conv = !*n->domain && strcmp(n->op_type, "Conv") == 0;
+  return was == HET_CPU_LAYOUT_ANY && conv && is_depthwise(g, n)
+             ? HET_CPU_LAYOUT_NO_STATE
+             : HET_CPU_LAYOUT_NCHW;
 }

@@ -129,9 +129,12 @@ static void het_cpu_destroy_compiled(void *state, void *compiled) {
 /* Prepares every node's state for c->layout; *failed = the node whose
  * NHWC prepare was refused (HET_ERR_UNSUPPORTED), else -1. */
 static het_status het_cpu_prepare_all(het_cpu_compiled *c,
-                                      const het_graph *graph, int *failed) {
+                                      const het_graph *graph,
+                                      const uint8_t *limit, int *failed) {
   *failed = -1;
   for (int i = 0; i < c->n_nodes; i++) {
+    if (limit[i] == HET_CPU_LAYOUT_NO_STATE)
+      continue;
     const het_node *node = &graph->nodes[c->nodes[i]];
     const het_cpu_kernel *k = c->kernels[i];
     het_cpu_layout l = c->layout[i];
@@ -158,29 +161,31 @@ static void het_cpu_release_states(het_cpu_compiled *c) {
   }
 }
 
-/* Layout pass, then prepare; a node whose NHWC prepare is refused is made
- * NCHW-only and the pass runs again (each retry pins one more node). */
+/* Layout pass, then prepare; a node whose NHWC prepare is refused is
+ * planned again under a tighter limit (het_cpu_layout_back_off), and the
+ * pass runs again (each retry tightens one node). */
 static het_status het_cpu_plan_and_prepare(const het_cpu_state *s,
                                            het_cpu_compiled *c,
                                            const het_graph *graph) {
-  bool *plain_only = calloc((size_t)c->n_nodes + 1, sizeof *plain_only);
-  if (!plain_only)
+  uint8_t *limit = calloc((size_t)c->n_nodes + 1, sizeof *limit);
+  if (!limit)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   het_status st = HET_OK;
   for (;;) {
     if (s && !s->nchw_only)
-      st = het_cpu_layout_plan(graph, c->nodes, c->n_nodes, plain_only,
+      st = het_cpu_layout_plan(graph, c->nodes, c->n_nodes, limit,
                                c->layout);
     int failed = -1;
     if (st == HET_OK)
-      st = het_cpu_prepare_all(c, graph, &failed);
+      st = het_cpu_prepare_all(c, graph, limit, &failed);
     if (st == HET_OK || failed < 0)
       break;
     het_error_clear();
     het_cpu_release_states(c);
-    plain_only[failed] = true;
+    limit[failed] = het_cpu_layout_back_off(
+        graph, &graph->nodes[c->nodes[failed]], limit[failed]);
   }
-  free(plain_only);
+  free(limit);
   return st;
 }
 
