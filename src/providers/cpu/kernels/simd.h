@@ -60,8 +60,9 @@ HET_SIMD_INLINE float het_simd_expf(float x) {
   p = p * r + 5.0000001201e-1f;
   float y = p * r * r + r + 1.0f;
   int32_t n1 = ni >> 1, n2 = ni - n1;
-  y = y * het_simd_bits_f32((n1 + 127) << 23) *
-      het_simd_bits_f32((n2 + 127) << 23);
+  /* unsigned shifts: for NaN x, ni is garbage (the result is x anyway) */
+  y = y * het_simd_bits_f32((int32_t)((uint32_t)(n1 + 127) << 23)) *
+      het_simd_bits_f32((int32_t)((uint32_t)(n2 + 127) << 23));
   y = x > 88.7228391f ? INFINITY : y;
   y = x < -103.972084f ? 0.0f : y;
   return x != x ? x : y;
