@@ -186,6 +186,80 @@ START_TEST(test_plan_depthwise_back_off) {
 }
 END_TEST
 
+/* resnet_block_dyn (symbolic batch N): planned like the static model. */
+START_TEST(test_plan_symbolic_batch) {
+  het_graph *g = load_model(HETRT_TEST_DATA
+                            "/optimizer/resnet_block_dyn/model.onnx");
+  het_cpu_layout *l = plan(g, NULL, 0, NULL);
+  ck_assert_str_eq(g->nodes[node_named(g, "conv2")].op_type, "FusedConv");
+  ck_assert_uint_eq(l[node_named(g, "conv1")].nhwc_out, 1);
+  ck_assert_uint_eq(l[node_named(g, "conv2")].nhwc_in, 9);
+  ck_assert_uint_eq(l[node_named(g, "pool")].nhwc_out, 1);
+  ck_assert_uint_eq(l[node_named(g, "conv3")].nhwc_in, 1);
+  ck_assert_uint_eq(l[node_named(g, "conv4")].nhwc_out, 0); /* y1 */
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+static het_session *open_dyn(het_env *env, const char *layout,
+                             const char *level) {
+  het_session_options *o;
+  het_session *s = NULL;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
+  ck_assert_msg(het_session_create(env,
+                                   HETRT_TEST_DATA
+                                   "/optimizer/resnet_block_dyn/model.onnx",
+                                   o, &s) == HET_OK,
+                "%s", het_last_error());
+  het_session_options_destroy(o);
+  return s;
+}
+
+/* Runs s on a batch of `batch`; outputs y1, y2 (caller owns). */
+static void run_dyn(het_session *s, int64_t batch, het_tensor **out) {
+  int64_t dims[4] = {batch, 12, 13, 13};
+  het_tensor *x;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, 4, &x),
+                   HET_OK);
+  float *d = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    d[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  const char *name = "x";
+  ck_assert_msg(het_session_run(s, &name, &x, 1, NULL, 2, out) == HET_OK,
+                "batch %lld: %s", (long long)batch, het_last_error());
+  het_tensor_destroy(x);
+}
+
+/* Batches 1 to 11 on one session of a graph with a symbolic batch (more
+ * shapes than a Conv caches primitives for): NHWC + fused (auto, all)
+ * agrees with NCHW unfused (nchw, none). */
+START_TEST(test_symbolic_batch_runs) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  het_session *ref = open_dyn(env, "nchw", "none");
+  het_session *fast = open_dyn(env, "auto", "all");
+  for (int64_t batch = 1; batch <= 11; batch++) {
+    het_tensor *want[2], *got[2];
+    run_dyn(ref, batch, want);
+    run_dyn(fast, batch, got);
+    for (int i = 0; i < 2; i++) {
+      char msg[256];
+      ck_assert_msg(het_testcase_compare(want[i], got[i], 1e-4, 1e-5, msg,
+                                         sizeof msg),
+                    "batch %lld output %d: %s", (long long)batch, i, msg);
+      het_tensor_destroy(want[i]);
+      het_tensor_destroy(got[i]);
+    }
+  }
+  het_session_destroy(ref);
+  het_session_destroy(fast);
+  het_env_destroy(env);
+}
+END_TEST
+
 static void run_with_layout(het_env *env, const char *layout,
                             const char *level) {
   het_session_options *o;
@@ -245,6 +319,8 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_plan_reader_outside);
   tcase_add_test(core, test_plan_plain_only);
   tcase_add_test(core, test_plan_depthwise_back_off);
+  tcase_add_test(core, test_plan_symbolic_batch);
+  tcase_add_test(core, test_symbolic_batch_runs);
   tcase_add_test(core, test_sessions_match_reference);
   tcase_add_test(core, test_bad_layout_option);
   suite_add_tcase(s, core);

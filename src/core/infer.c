@@ -35,6 +35,20 @@ bool het_shape_is_concrete(const het_shape *s) {
   return true;
 }
 
+bool het_shape_same(const het_shape *a, const het_shape *b) {
+  if (a->rank < 0 || a->rank != b->rank)
+    return false;
+  for (int i = 0; i < a->rank; i++) {
+    const het_dim *x = &a->dims[i], *y = &b->dims[i];
+    bool known = x->value >= 0 && x->value == y->value;
+    bool symbol = x->value < 0 && y->value < 0 && x->symbol && y->symbol &&
+                  strcmp(x->symbol, y->symbol) == 0;
+    if (!known && !symbol)
+      return false;
+  }
+  return true;
+}
+
 int64_t het_shape_count(const het_shape *s) {
   if (!het_shape_is_concrete(s))
     return -1;

@@ -82,6 +82,9 @@ het_dim het_dim_known(int64_t v);
 het_dim het_dim_unknown(void);
 void het_shape_set(het_shape *s, int rank, const int64_t *dims);
 bool het_shape_is_concrete(const het_shape *s);
+/* The same shape for every input: same rank, each dim the same known
+ * value or the same named symbol (a batch "N" on both sides). */
+bool het_shape_same(const het_shape *a, const het_shape *b);
 /* Element count when concrete, else -1. */
 int64_t het_shape_count(const het_shape *s);
 /* Normalises axis in [-rank, rank) to [0, rank); ERR_INVALID_MODEL naming

@@ -12,17 +12,6 @@
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
 
-static bool same_static_shape(const het_graph *g, int a, int b) {
-  const het_shape *x = &g->values[a].shape, *y = &g->values[b].shape;
-  if (!het_shape_is_concrete(x) || !het_shape_is_concrete(y) ||
-      x->rank != y->rank)
-    return false;
-  for (int d = 0; d < x->rank; d++)
-    if (x->dims[d].value != y->dims[d].value)
-      return false;
-  return true;
-}
-
 /* A plain float32 Conv with constant, non-depthwise weights and no fused
  * activation, whose output v only one Add reads. */
 static bool fusable_conv(const het_opt *o, int v) {
@@ -79,7 +68,8 @@ het_status het_opt_fuse_conv_add(het_opt *o) {
       int v = add->inputs[side], z = add->inputs[1 - side];
       if (v == z || z < 0 || !fusable_conv(o, v) ||
           g->values[z].dtype != HET_DTYPE_FLOAT32 ||
-          !same_static_shape(g, v, y) || !same_static_shape(g, z, y))
+          !het_shape_same(&g->values[v].shape, &g->values[y].shape) ||
+          !het_shape_same(&g->values[z].shape, &g->values[y].shape))
         continue;
       HET_TRY(fuse(o, g->values[v].producer, n, z));
       if (o->stats)

@@ -54,27 +54,16 @@ static const char *const binary_ops[] = {"Add", "Sub", "Mul",  "Div", "Max",
 static const char *const pool_ops[] = {
     "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", NULL};
 
-/* Every input has the output's shape or holds one element: no
- * broadcasting that would depend on the layout. */
+/* Every input has the output's shape (symbolic dims alike) or holds one
+ * element: no broadcasting that would depend on the layout. */
 static bool no_broadcast(const het_graph *g, const het_node *n) {
   int y = node_output(n, 0);
-  if (y < 0 || !het_shape_is_concrete(&g->values[y].shape))
+  if (y < 0)
     return false;
-  const het_shape *ys = &g->values[y].shape;
   for (int i = 0; i < n->n_inputs; i++) {
     int v = n->inputs[i];
-    if (v < 0)
-      continue;
-    const het_shape *s = &g->values[v].shape;
-    if (!het_shape_is_concrete(s))
-      return false;
-    int64_t count = 1;
-    bool same = s->rank == ys->rank;
-    for (int d = 0; d < s->rank; d++) {
-      count *= s->dims[d].value;
-      same = same && s->dims[d].value == ys->dims[d].value;
-    }
-    if (!same && count != 1)
+    const het_shape *s = v >= 0 ? &g->values[v].shape : NULL;
+    if (s && !het_shape_same(s, &g->values[y].shape) && het_shape_count(s) != 1)
       return false;
   }
   return true;
@@ -164,12 +153,18 @@ typedef struct layout_pass {
   bool *in_sub; /* per graph node */
 } layout_pass;
 
-/* A value that may be NHWC: rank-4 float32, static, H*W > 1, produced in
- * the subgraph, not a graph output. */
+/* C, H and W known (the batch may be symbolic). */
+static bool chw_known(const het_shape *s) {
+  return s->rank == 4 && s->dims[1].value >= 0 && s->dims[2].value >= 0 &&
+         s->dims[3].value >= 0;
+}
+
+/* A value that may be NHWC: rank-4 float32, C, H, W known, H*W > 1,
+ * produced in the subgraph, not a graph output. */
 static bool value_candidate(const layout_pass *p, int v) {
   const het_value *val = &p->g->values[v];
-  if (!is_rank4_f32(p->g, v) || !het_shape_is_concrete(&val->shape) ||
-      val->producer < 0 || !p->in_sub[val->producer] ||
+  if (!is_rank4_f32(p->g, v) || !chw_known(&val->shape) || val->producer < 0 ||
+      !p->in_sub[val->producer] ||
       (val->flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_GRAPH_INPUT)) ||
       val->initializer)
     return false;
@@ -178,8 +173,7 @@ static bool value_candidate(const layout_pass *p, int v) {
 
 static bool neutral(const het_graph *g, int v) {
   const het_shape *s = &g->values[v].shape;
-  return s->rank == 4 && het_shape_is_concrete(s) &&
-         s->dims[2].value * s->dims[3].value == 1;
+  return chw_known(s) && s->dims[2].value * s->dims[3].value == 1;
 }
 
 /* Applies one compiled node's rule to the groups. */

@@ -10,6 +10,7 @@ torch reference.
   c3 -> conv4 3x3 -> Add(m) -> y1 (graph output)
   y1 -> GlobalAveragePool -> Flatten -> Gemm -> y2 (graph output)
 Channel counts (12, 20, 24) are not multiples of 16, H = W = 13 is odd.
+Also writes resnet_block_dyn: the same model with a symbolic batch N.
 conv4's bias (+5), small weights and a positive scale keep y1 and y2 away
 from cancellation, so float32 rounding stays inside rtol 1e-3."""
 import os
@@ -89,3 +90,16 @@ for i, (name, a) in enumerate([("x", x)]):
 for i, (name, a) in enumerate([("y1", y1.numpy()), ("y2", y2.numpy())]):
     onnx.save_tensor(numpy_helper.from_array(a, name),
                      os.path.join(out, "test_data_set_0", f"output_{i}.pb"))
+
+# resnet_block_dyn: the same graph with a symbolic batch "N" (the layout
+# pass and the Conv+Add fusion must work with it too); same test data.
+for vi in list(model.graph.input) + list(model.graph.output):
+    vi.type.tensor_type.shape.dim[0].dim_param = "N"
+onnx.checker.check_model(model)
+dyn = os.path.join(HERE, "resnet_block_dyn")
+os.makedirs(os.path.join(dyn, "test_data_set_0"), exist_ok=True)
+onnx.save(model, os.path.join(dyn, "model.onnx"))
+for f in os.listdir(os.path.join(out, "test_data_set_0")):
+    with open(os.path.join(out, "test_data_set_0", f), "rb") as src, \
+            open(os.path.join(dyn, "test_data_set_0", f), "wb") as dst:
+        dst.write(src.read())

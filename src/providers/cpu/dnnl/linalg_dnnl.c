@@ -347,7 +347,9 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
 }
 
 /* Shared prepare: primitives built now when X's shape is static.  With
- * NHWC bits the entry must exist: HET_ERR_UNSUPPORTED otherwise. */
+ * NHWC bits the entry must build (HET_ERR_UNSUPPORTED otherwise); with a
+ * symbolic batch it is built for batch 1 as a probe, and per batch size
+ * at run time (an error then, never a fallback). */
 static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
                                dnnl_kind kind, uint32_t nhwc_in,
                                uint32_t nhwc_out, void **state) {
@@ -362,10 +364,13 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
   *state = s;
   const het_shape *xs = &graph->values[het_node_input(node, 0)].shape;
   const dnnl_entry *e = NULL;
-  if (xs->rank > 0 && het_shape_is_concrete(xs)) {
+  bool batch_only = xs->rank > 1; /* every dim but the first known */
+  for (int i = 1; i < xs->rank; i++)
+    batch_only = batch_only && xs->dims[i].value >= 0;
+  if (batch_only && (het_shape_is_concrete(xs) || nhwc)) {
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < xs->rank; i++)
-      dims[i] = xs->dims[i].value;
+      dims[i] = xs->dims[i].value < 0 ? 1 : xs->dims[i].value;
     e = entry_get(s, node, dims, xs->rank, node_init(graph, node, 1),
                   het_node_input(node, 2) >= 0 && kind == KIND_CONV);
   }
@@ -440,6 +445,34 @@ static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
   return ok;
 }
 
+/* A Conv whose shape found the cache full (more than DNNL_CACHE input
+ * shapes): builds, runs and drops a primitive for this call alone (slow,
+ * but an NHWC node has no other path); plain nodes fall back as usual. */
+static het_status conv_run_uncached(het_cpu_kernel_ctx *ctx,
+                                    const het_dnnl_state *s, bool *done) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const het_tensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  dnnl_entry e;
+  memset(&e, 0, sizeof e);
+  bool built = conv_entry_create(s, ctx->node, x->dims, x->rank, w,
+                                 b != NULL, &e) &&
+               dnnl_memory_desc_get_size(&e.dst_user) == y->nbytes;
+  bool ok = built && entry_execute(&e, x->data, b ? b->data : NULL, y->data,
+                                   z ? z->data : NULL);
+  entry_clear(&e);
+  if (!built)
+    return s->nhwc_in | s->nhwc_out
+               ? het_lk_fail(ctx, HET_ERR_INTERNAL,
+                             "NHWC Conv without a oneDNN primitive")
+               : HET_OK;
+  if (!ok)
+    return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
+  *done = true;
+  return HET_OK;
+}
+
 static het_status dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
   het_dnnl_state *s = ctx->state;
   const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
@@ -459,6 +492,8 @@ static het_status dnnl_run(het_cpu_kernel_ctx *ctx, bool *done) {
                               "NHWC Conv without a oneDNN primitive")
                 : HET_OK;
   const dnnl_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w, b != NULL);
+  if (!e && s->kind == KIND_CONV) /* cache full: a primitive for this call */
+    return conv_run_uncached(ctx, s, done);
   if (!e || !e->ok ||
       dnnl_memory_desc_get_size(e->dst_user.ndims ? &e->dst_user
                                                   : &e->p.dst_md) != y->nbytes)
