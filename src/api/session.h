@@ -87,6 +87,8 @@ struct het_session {
   /* executor=streams: the steps' streams and events (session_streams.c);
    * n_steps == 0 when runs are sequential. */
   het_stream_plan streams;
+  uint64_t plan_fp;   /* het_session_memory_check: the memory plans' key
+                         besides input shapes (0 until then) */
 };
 
 /* session_streams.c: the stream plan (executor=streams) and its run. */

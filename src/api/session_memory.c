@@ -80,7 +80,8 @@ static uint64_t het_hash_value(const het_session *s, uint64_t h, int v) {
   return h;
 }
 
-/* Hash of everything a plan depends on besides the input shapes. */
+/* Hash of everything a plan depends on besides the input shapes (cached
+ * in s->plan_fp once the session is built: see het_session_fp). */
 static uint64_t het_session_fingerprint(const het_session *s) {
   const het_graph *g = s->graph;
   uint64_t h = 1469598103934665603ull;
@@ -106,6 +107,10 @@ static uint64_t het_session_fingerprint(const het_session *s) {
     }
   }
   return h;
+}
+
+static uint64_t het_session_fp(const het_session *s) {
+  return s->plan_fp ? s->plan_fp : het_session_fingerprint(s);
 }
 
 /* key[] for the given per-input tensors (NULL: load-time shapes, which
@@ -458,7 +463,7 @@ static het_plan_entry *het_cache_insert(het_plan_entry *e) {
 static het_status het_plan_get(const het_session *s, const int64_t *key,
                                het_plan_entry **out) {
   int n_key = s->n_inputs * HET_SIG_PER_INPUT;
-  uint64_t fp = het_session_fingerprint(s);
+  uint64_t fp = het_session_fp(s);
   pthread_mutex_lock(&het_plan_lock);
   het_plan_entry *e = het_cache_find(fp, key, n_key);
   pthread_mutex_unlock(&het_plan_lock);
@@ -586,7 +591,7 @@ het_status het_session_memory_summary(const het_session *s, bool latest,
     st = het_plan_get(s, key, &e);
   } else if (latest) {
     pthread_mutex_lock(&het_plan_lock);
-    e = het_cache_latest(het_session_fingerprint(s));
+    e = het_cache_latest(het_session_fp(s));
     pthread_mutex_unlock(&het_plan_lock);
     st = e ? HET_OK
            : het_error(HET_ERR_SHAPE,
@@ -644,7 +649,7 @@ het_status het_session_get_planned_peak(const het_session *s,
 void het_session_memory_forget(const het_session *s) {
   if (!s || !s->graph || !s->uses || !s->partition.subgraphs)
     return;
-  uint64_t fp = het_session_fingerprint(s);
+  uint64_t fp = het_session_fp(s);
   pthread_mutex_lock(&het_plan_lock);
   for (int i = 0; i < HET_PLAN_CACHE; i++)
     if (het_plan_cache[i] && het_plan_cache[i]->fingerprint == fp) {
@@ -654,7 +659,8 @@ void het_session_memory_forget(const het_session *s) {
   pthread_mutex_unlock(&het_plan_lock);
 }
 
-het_status het_session_memory_check(const het_session *s) {
+het_status het_session_memory_check(het_session *s) {
+  s->plan_fp = het_session_fingerprint(s);
   for (int i = 0; i < s->n_inputs; i++) {
     const het_value *v = &s->graph->values[s->inputs[i]];
     if (v->dtype == HET_DTYPE_UNDEFINED || !het_shape_is_concrete(&v->shape))

@@ -50,11 +50,12 @@ het_status het_session_memory_summary(const het_session *s, bool latest,
  * they end).  For het_session_destroy.  Accepts a partly built session. */
 void het_session_memory_forget(const het_session *s);
 
-/* At session creation: when the input shapes are static, plans them (the
- * plan is cached for the runs) and fails with ERR_CAPACITY, naming the
- * device and the bytes, when a device cannot hold it.  HET_OK for
- * symbolic shapes (checked per signature at run time). */
-het_status het_session_memory_check(const het_session *s);
+/* At session creation: records the plans' key (s->plan_fp); when the
+ * input shapes are static, plans them (the plan is cached for the runs)
+ * and fails with ERR_CAPACITY, naming the device and the bytes, when a
+ * device cannot hold it.  HET_OK for symbolic shapes (checked per
+ * signature at run time). */
+het_status het_session_memory_check(het_session *s);
 
 /* Number of plans computed since the process started (for tests: a cached
  * signature computes none). */
