@@ -18,34 +18,60 @@ dnnl_engine_t het_dnnl_engine(void) {
   return g_engine;
 }
 
-/* One stream per thread, made on first use and destroyed at thread exit
- * (creating one per primitive call cost a few microseconds each). */
-static pthread_key_t g_stream_key;
-static pthread_once_t g_stream_once = PTHREAD_ONCE_INIT;
-static bool g_stream_key_ok;
+/* Per thread, made on first use and freed at thread exit: a stream
+ * (creating one per primitive call cost a few microseconds each) and a
+ * scratchpad buffer grown to the largest a primitive asked for (a malloc
+ * and free per call showed up in profiles). */
+typedef struct het_dnnl_tls {
+  dnnl_stream_t stream;
+  void *scratch;
+  size_t scratch_cap;
+} het_dnnl_tls;
 
-static void het_dnnl_stream_free(void *s) { dnnl_stream_destroy(s); }
+static pthread_key_t g_tls_key;
+static pthread_once_t g_tls_once = PTHREAD_ONCE_INIT;
+static bool g_tls_key_ok;
 
-static void het_dnnl_stream_key_init(void) {
-  g_stream_key_ok =
-      pthread_key_create(&g_stream_key, het_dnnl_stream_free) == 0;
+static void het_dnnl_tls_free(void *p) {
+  het_dnnl_tls *t = p;
+  dnnl_stream_destroy(t->stream);
+  free(t->scratch);
+  free(t);
 }
 
-static dnnl_stream_t het_dnnl_stream(void) {
-  pthread_once(&g_stream_once, het_dnnl_stream_key_init);
-  if (!g_stream_key_ok || !het_dnnl_engine())
+static void het_dnnl_tls_key_init(void) {
+  g_tls_key_ok = pthread_key_create(&g_tls_key, het_dnnl_tls_free) == 0;
+}
+
+static het_dnnl_tls *het_dnnl_tls_get(void) {
+  pthread_once(&g_tls_once, het_dnnl_tls_key_init);
+  if (!g_tls_key_ok || !het_dnnl_engine())
     return NULL;
-  dnnl_stream_t s = pthread_getspecific(g_stream_key);
-  if (s)
-    return s;
-  if (dnnl_stream_create(&s, g_engine, dnnl_stream_default_flags) !=
-      dnnl_success)
+  het_dnnl_tls *t = pthread_getspecific(g_tls_key);
+  if (t)
+    return t;
+  t = calloc(1, sizeof *t);
+  if (!t)
     return NULL;
-  if (pthread_setspecific(g_stream_key, s) != 0) {
-    dnnl_stream_destroy(s);
+  if (dnnl_stream_create(&t->stream, g_engine, dnnl_stream_default_flags) !=
+          dnnl_success ||
+      pthread_setspecific(g_tls_key, t) != 0) {
+    het_dnnl_tls_free(t);
     return NULL;
   }
-  return s;
+  return t;
+}
+
+/* This thread's scratchpad of at least n bytes; NULL when out of memory. */
+static void *het_dnnl_scratch(het_dnnl_tls *t, size_t n) {
+  if (n <= t->scratch_cap)
+    return t->scratch;
+  free(t->scratch);
+  t->scratch_cap = 0;
+  t->scratch = aligned_alloc(64, (n + 63) / 64 * 64);
+  if (t->scratch)
+    t->scratch_cap = n;
+  return t->scratch;
 }
 
 static void het_dnnl_query_md(dnnl_primitive_desc_t pd, dnnl_query_t what,
@@ -72,8 +98,8 @@ dnnl_primitive_attr_t het_dnnl_scratch_attr(void) {
   dnnl_primitive_attr_t attr = NULL;
   if (dnnl_primitive_attr_create(&attr) != dnnl_success)
     return NULL;
-  if (dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) !=
-      dnnl_success) {
+  if (dnnl_primitive_attr_set_scratchpad_mode(
+          attr, dnnl_scratchpad_mode_user) != dnnl_success) {
     dnnl_primitive_attr_destroy(attr);
     return NULL;
   }
@@ -97,32 +123,31 @@ bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
                            void *dst) {
   dnnl_engine_t eng = het_dnnl_engine();
   dnnl_memory_t m[5] = {NULL};
-  dnnl_stream_t s = het_dnnl_stream();
+  het_dnnl_tls *t = het_dnnl_tls_get();
+  dnnl_stream_t s = t ? t->stream : NULL;
   size_t scratch_size = dnnl_memory_desc_get_size(&p->scratch_md);
-  void *scratch = scratch_size ? het_dnnl_alloc(&p->scratch_md) : NULL;
+  void *scratch = scratch_size && t ? het_dnnl_scratch(t, scratch_size) : NULL;
   int n = 3;
-  bool ok =
-      (scratch || !scratch_size) &&
-      dnnl_memory_create(&m[0], &p->src_md, eng, src) == dnnl_success &&
-      dnnl_memory_create(&m[1], &p->w_md, eng, p->w) == dnnl_success &&
-      dnnl_memory_create(&m[2], &p->dst_md, eng, dst) == dnnl_success && s;
-  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, m[0]},
-                             {DNNL_ARG_WEIGHTS, m[1]},
-                             {DNNL_ARG_DST, m[2]}};
+  bool ok = (scratch || !scratch_size) &&
+            dnnl_memory_create(&m[0], &p->src_md, eng, src) == dnnl_success &&
+            dnnl_memory_create(&m[1], &p->w_md, eng, p->w) == dnnl_success &&
+            dnnl_memory_create(&m[2], &p->dst_md, eng, dst) == dnnl_success &&
+            s;
+  dnnl_exec_arg_t args[5] = {
+      {DNNL_ARG_SRC, m[0]}, {DNNL_ARG_WEIGHTS, m[1]}, {DNNL_ARG_DST, m[2]}};
   if (ok && bias) {
     ok = dnnl_memory_create(&m[3], &p->b_md, eng, bias) == dnnl_success;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, m[3]};
   }
   if (ok && scratch_size) {
-    ok = dnnl_memory_create(&m[4], &p->scratch_md, eng, scratch) ==
-         dnnl_success;
+    ok =
+        dnnl_memory_create(&m[4], &p->scratch_md, eng, scratch) == dnnl_success;
     args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, m[4]};
   }
   ok = ok && dnnl_primitive_execute(p->prim, s, n, args) == dnnl_success &&
        dnnl_stream_wait(s) == dnnl_success;
   for (int i = 0; i < 5; i++)
     dnnl_memory_destroy(m[i]);
-  free(scratch);
   return ok;
 }
 
@@ -131,7 +156,8 @@ bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
                           void *to) {
   dnnl_engine_t eng = het_dnnl_engine();
   dnnl_memory_t a = NULL, b = NULL;
-  dnnl_stream_t s = het_dnnl_stream();
+  het_dnnl_tls *t = het_dnnl_tls_get();
+  dnnl_stream_t s = t ? t->stream : NULL;
   bool ok = s &&
             dnnl_memory_create(&a, fmd, eng, (void *)from) == dnnl_success &&
             dnnl_memory_create(&b, tmd, eng, to) == dnnl_success;
