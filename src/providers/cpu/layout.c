@@ -6,8 +6,9 @@
  * its rank-4 operands (elementwise without broadcast, pooling, Concat on
  * channels, depthwise Conv, FusedConv's residual and output) form a group;
  * a group goes NHWC when every value in it is produced and read only by
- * nodes of this subgraph that can take NHWC, is no graph output, has a
- * static shape, and the group touches a oneDNN Conv.  Everything else
+ * nodes of this subgraph that can take NHWC, is no graph output, has
+ * known C, H and W (the batch may be symbolic), and the group touches a
+ * oneDNN Conv.  Everything else
  * stays NCHW, so subgraph edges are NCHW and only Convs reorder.
  * Values with H*W == 1 are the same bytes in both layouts: never marked.
  */
