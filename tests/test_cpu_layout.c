@@ -9,24 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/infer.h"
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
-#include "onnx/loader.h"
 #include "onnx/testcase.h"
-#include "optimizer/optimizer.h"
 #include "providers/cpu/layout.h"
 
-#define MODEL HETRT_TEST_DATA "/optimizer/resnet_block/model.onnx"
+#include "common/opt_helpers.h"
+
+#define DIR HETRT_TEST_DATA "/optimizer/resnet_block"
+#define MODEL DIR "/model.onnx"
 
 static het_graph *load_model(const char *path) {
-  het_graph *g = NULL;
-  ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s",
-                het_last_error());
-  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
-  ck_assert_msg(het_optimize(g, HET_OPT_ALL, NULL) == HET_OK, "%s",
-                het_last_error());
-  return g;
+  return opt_load_model(path, HET_OPT_ALL, NULL);
 }
 
 static het_graph *load_all(void) { return load_model(MODEL); }
@@ -260,30 +254,13 @@ START_TEST(test_symbolic_batch_runs) {
 }
 END_TEST
 
-static void run_with_layout(het_env *env, const char *layout,
-                            const char *level) {
-  het_session_options *o;
-  het_testcase_verdict v;
-  char msg[512];
-  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
-  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
-  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
-  ck_assert_int_eq(het_testcase_run(env, HETRT_TEST_DATA
-                                    "/optimizer/resnet_block",
-                                    o, &v, msg, sizeof msg),
-                   HET_OK);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "cpu.layout=%s optimization=%s: %s",
-                layout, level, msg);
-  het_session_options_destroy(o);
-}
-
 START_TEST(test_sessions_match_reference) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
   const char *levels[] = {"none", "extended", "all"};
   for (int i = 0; i < 3; i++) {
-    run_with_layout(env, "auto", levels[i]);
-    run_with_layout(env, "nchw", levels[i]);
+    opt_session_case(env, DIR, levels[i], "auto");
+    opt_session_case(env, DIR, levels[i], "nchw");
   }
   het_env_destroy(env);
 }

@@ -141,18 +141,10 @@ START_TEST(test_extended_does_not_fuse) {
 }
 END_TEST
 
-static void session_case(het_env *env, const char *dir, const char *level) {
-  char path[512], msg[512];
-  het_session_options *o;
-  het_testcase_verdict v;
-  snprintf(path, sizeof path, DATA "%s", dir);
-  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
-  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
-  ck_assert_int_eq(het_testcase_run(env, path, o, &v, msg, sizeof msg),
-                   HET_OK);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s (optimization=%s): %s", dir,
-                level, msg);
-  het_session_options_destroy(o);
+static void session_case(het_env *env, const char *name, const char *level) {
+  char dir[512];
+  snprintf(dir, sizeof dir, DATA "%s", name);
+  opt_session_case(env, dir, level, NULL);
 }
 
 START_TEST(test_sessions) {

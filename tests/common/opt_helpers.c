@@ -15,17 +15,22 @@
 
 #define MAX_IO 8
 
-het_graph *opt_load_graph(const char *dir, int level,
+het_graph *opt_load_model(const char *path, int level,
                           het_optimize_stats *stats) {
-  char path[512];
   het_graph *g = NULL;
-  snprintf(path, sizeof path, "%s/model.onnx", dir);
   ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s: %s", path,
                 het_last_error());
   ck_assert_msg(het_graph_infer_shapes(g) == HET_OK, "%s", het_last_error());
   het_status st = het_optimize(g, level, stats);
-  ck_assert_msg(st == HET_OK, "%s: %s", dir, het_last_error());
+  ck_assert_msg(st == HET_OK, "%s: %s", path, het_last_error());
   return g;
+}
+
+het_graph *opt_load_graph(const char *dir, int level,
+                          het_optimize_stats *stats) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  return opt_load_model(path, level, stats);
 }
 
 int opt_count_op(const het_graph *g, const char *op) {
@@ -123,4 +128,22 @@ bool opt_check_numerics(const char *dir, int set, het_graph *g0,
   free_tensors(in, names, n_in);
   free_tensors(ref, ref_names, n_ref);
   return true;
+}
+
+void opt_session_case(het_env *env, const char *dir, const char *level,
+                      const char *cpu_layout) {
+  char msg[512];
+  het_session_options *o;
+  het_testcase_verdict v;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
+  if (cpu_layout)
+    ck_assert_int_eq(het_session_options_set(o, "cpu.layout", cpu_layout),
+                     HET_OK);
+  ck_assert_int_eq(het_testcase_run(env, dir, o, &v, msg, sizeof msg),
+                   HET_OK);
+  ck_assert_msg(v == HET_TESTCASE_PASS, "%s (optimization=%s%s%s): %s", dir,
+                level, cpu_layout ? ", cpu.layout=" : "",
+                cpu_layout ? cpu_layout : "", msg);
+  het_session_options_destroy(o);
 }

@@ -8,10 +8,14 @@
 #define HET_TESTS_OPT_HELPERS_H
 
 #include "core/ir.h"
+#include "hetrt/hetrt.h"
 #include "optimizer/optimizer.h"
 
-/* DIR/model.onnx, shape-inferred and optimized at level (stats may be
- * NULL); fails the test on any error. */
+/* The model file at path, shape-inferred and optimized at level (stats
+ * may be NULL); fails the test on any error. */
+het_graph *opt_load_model(const char *path, int level,
+                          het_optimize_stats *stats);
+/* opt_load_model of DIR/model.onnx. */
 het_graph *opt_load_graph(const char *dir, int level,
                           het_optimize_stats *stats);
 
@@ -23,5 +27,11 @@ int opt_count_op(const het_graph *g, const char *op);
  * (rtol 1e-4, atol 1e-5).  False when the case has no such data set. */
 bool opt_check_numerics(const char *dir, int set, het_graph *g0,
                         het_graph *g1);
+
+/* A session on the case in dir at the optimization level (and, when
+ * cpu_layout is not NULL, that cpu.layout) passes the case's data sets
+ * through het_testcase_run. */
+void opt_session_case(het_env *env, const char *dir, const char *level,
+                      const char *cpu_layout);
 
 #endif

@@ -375,12 +375,7 @@ static het_status dwn_run(het_cpu_kernel_ctx *ctx, const het_conv_geom *g,
   dwn_job j = {.g = g, .c = c, .x = x->data, .wt = wt, .b = wt + ksz * c,
                .y = y->data,
                .act = het_lk_dw_act_get(ctx->node)};
-  int64_t s = g->stride[1], pb = g->pad_b[1];
-  int64_t last = g->in[1] - 1 - (g->kernel[1] - 1) * g->dil[1] + pb;
-  j.jl = pb <= 0 ? 0 : (pb + s - 1) / s;
-  j.jr = last < 0 ? 0 : last / s + 1;
-  if (j.jr > g->out[1])
-    j.jr = g->out[1];
+  het_conv_geom_inner_cols(g, &j.jl, &j.jr);
   int64_t row = g->out[1] * c * ksz + 1;
   het_threadpool_parallel_for(ctx->pool, x->dims[0] * g->out[0],
                               DW_GRAIN * 4 / row + 1, dwn_rows, &j);

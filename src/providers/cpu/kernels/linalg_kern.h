@@ -95,4 +95,18 @@ het_status het_lk_rnn_run(het_cpu_kernel_ctx *ctx);
 het_status het_lk_gru_run(het_cpu_kernel_ctx *ctx);
 het_status het_lk_lstm_run(het_cpu_kernel_ctx *ctx);
 
+/* [*jl, *jr): the output columns (last spatial axis of a 2-D geometry)
+ * whose window lies wholly inside the input row, no padding read. */
+static inline void het_conv_geom_inner_cols(const het_conv_geom *g,
+                                            int64_t *jl, int64_t *jr) {
+  int64_t s = g->stride[1], pb = g->pad_b[1];
+  int64_t last = g->in[1] - 1 - (g->kernel[1] - 1) * g->dil[1] + pb;
+  *jl = pb <= 0 ? 0 : (pb + s - 1) / s;
+  *jr = last < 0 ? 0 : last / s + 1;
+  if (*jr > g->out[1])
+    *jr = g->out[1];
+  if (*jl > *jr)
+    *jl = *jr;
+}
+
 #endif

@@ -193,14 +193,7 @@ het_status het_lk_pool2d_f32_run(het_cpu_kernel_ctx *ctx,
                        "NHWC output asked for an NCHW input");
   poolf_job j = {.g = g, .max = is_max, .include_pad = include_pad,
                  .c = x->dims[1], .x = x->data, .y = y->data};
-  int64_t s = g->stride[1], pb = g->pad_b[1];
-  int64_t last = g->in[1] - 1 - (g->kernel[1] - 1) * g->dil[1] + pb;
-  j.jl = pb <= 0 ? 0 : (pb + s - 1) / s;
-  j.jr = last < 0 ? 0 : last / s + 1;
-  if (j.jr > g->out[1])
-    j.jr = g->out[1];
-  if (j.jl > j.jr)
-    j.jl = j.jr;
+  het_conv_geom_inner_cols(g, &j.jl, &j.jr);
   int64_t units = x->dims[0] * g->out[0];
   int64_t row = g->out[1] * (het_conv_geom_count(g->kernel, 2) + 1) *
                 (nhwc ? j.c : 1);
