@@ -4,7 +4,8 @@
  * data stored NHWC with the context's nhwc bits set; the NHWC result,
  * transposed back, must match (exactly for max/copies, 1e-6 relative for
  * sums).  Also checks the float32 pool fast path against the per-window
- * Indices path and a double-precision reference, and the fused clamp.
+ * Indices path and a double-precision reference, the fused clamp, and
+ * the named activations (hetrt_act) on the Conv paths without oneDNN.
  */
 #include <check.h>
 #include <math.h>
@@ -413,9 +414,72 @@ START_TEST(test_dw_conv_mult2_nhwc_refused) {
 }
 END_TEST
 
+/* The activation the optimizer fuses by name (hetrt_act, alpha, beta),
+ * applied by Conv paths without oneDNN (no state: the depthwise kernel,
+ * im2col + GEMM) through the op's own kernel: equals the plain Conv's
+ * output put through the ONNX formula. */
+static double act_ref(const char *op, double a, double b, double x) {
+  if (strcmp(op, "LeakyRelu") == 0)
+    return x < 0 ? a * x : x;
+  if (strcmp(op, "HardSigmoid") == 0)
+    return fmax(0.0, fmin(1.0, a * x + b));
+  return 1.0 / (1.0 + exp(-x)); /* Sigmoid */
+}
+
+static void check_named_act(int64_t group, const char *op, float a,
+                            float b) {
+  tnode plain, fused;
+  int64_t c = 8;
+  for (int k = 0; k < 2; k++) {
+    tnode *t = k ? &fused : &plain;
+    tnode_init(t, "Conv");
+    attr_int(t, "group", group);
+    attr_ints(t, "kernel_shape", 2, (int64_t[]){3, 3});
+    attr_ints(t, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  }
+  het_attr *name = &fused.a[fused.n.n_attrs++];
+  name->name = "hetrt_act";
+  name->type = HET_ATTR_STRING;
+  name->s = op;
+  name->s_len = strlen(op);
+  attr_float(&fused, "hetrt_act_alpha", a);
+  attr_float(&fused, "hetrt_act_beta", b);
+  het_tensor *x = tensor4(1, c, 9, 7), *w = tensor4(c, c / group, 3, 3);
+  het_tensor *y0 = tensor4(1, c, 9, 7), *y1 = tensor4(1, c, 9, 7);
+  fill(x, 0);
+  fill(w, 0);
+  het_tensor *ins[2] = {x, w};
+  ck_assert_int_eq(run_kernel(het_lk_conv_run, &plain.n, ins, 2, &y0, 1, 0,
+                              0),
+                   HET_OK);
+  ck_assert_int_eq(run_kernel(het_lk_conv_run, &fused.n, ins, 2, &y1, 1, 0,
+                              0),
+                   HET_OK);
+  const float *p = y0->data, *q = y1->data;
+  for (int64_t i = 0; i < het_tensor_count(y0); i++) {
+    double r = act_ref(op, a, b, p[i]);
+    ck_assert_msg(fabs(q[i] - r) <= 1e-6 * (fabs(r) + 1.0),
+                  "%s group %lld at %lld: %.9g vs %.9g", op, (long long)group,
+                  (long long)i, q[i], r);
+  }
+  het_tensor *all[] = {x, w, y0, y1};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    het_tensor_destroy(all[i]);
+}
+
+START_TEST(test_conv_named_act_without_dnnl) {
+  for (int64_t group = 1; group <= 8; group += 7) { /* im2col, depthwise */
+    check_named_act(group, "LeakyRelu", 0.1f, 0.0f);
+    check_named_act(group, "HardSigmoid", 0.3f, 0.4f);
+    check_named_act(group, "Sigmoid", 0.0f, 0.0f);
+  }
+}
+END_TEST
+
 static Suite *nhwc_suite(void) {
   Suite *s = suite_create("kernels_nhwc");
   TCase *tc = tcase_create("nhwc");
+  tcase_add_test(tc, test_conv_named_act_without_dnnl);
   tcase_add_test(tc, test_maxpool_ceil_pads_nan);
   tcase_add_test(tc, test_maxpool_stride1_dilated);
   tcase_add_test(tc, test_avgpool_pads_ceil);

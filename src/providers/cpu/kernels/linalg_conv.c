@@ -5,7 +5,6 @@
  * bfloat16 through float32; an int32 instance serves ConvInteger and
  * QLinearConv (linalg_qlinear.c).
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,35 +200,36 @@ static void het_lk_conv_clamp(het_cpu_kernel_ctx *ctx) {
 }
 
 /* A named activation the optimizer fused into this Conv (hetrt_act with
- * hetrt_act_alpha / hetrt_act_beta), in place, as the ONNX op computes it. */
-static double het_lk_act_named(const char *op, double a, double b, double x) {
-  if (strcmp(op, "LeakyRelu") == 0)
-    return x < 0 ? a * x : x;
-  if (strcmp(op, "HardSigmoid") == 0)
-    return fmax(0.0, fmin(1.0, a * x + b));
-  if (strcmp(op, "HardSwish") == 0)
-    return x * fmax(0.0, fmin(1.0, x / 6.0 + 0.5));
-  if (strcmp(op, "Sigmoid") == 0)
-    return 1.0 / (1.0 + exp(-x));
-  return tanh(x); /* Tanh: the only other op opt_activation.c fuses */
-}
-
-static void het_lk_conv_act(het_cpu_kernel_ctx *ctx) {
+ * hetrt_act_alpha / hetrt_act_beta): that op's own CPU kernel, run in
+ * place over the output (elementwise kernels allow it). */
+static het_status het_lk_conv_act(het_cpu_kernel_ctx *ctx) {
   const het_attr *op = het_node_find_attr(ctx->node, "hetrt_act");
   if (!op || !op->s)
-    return;
-  double a = het_node_attr_float(ctx->node, "hetrt_act_alpha", 0.0f);
-  double b = het_node_attr_float(ctx->node, "hetrt_act_beta", 0.0f);
-  het_tensor *y = ctx->outputs[0];
-  int64_t n = het_tensor_count(y);
-  for (int64_t i = 0; i < n; i++)
-    het_dtype_store_f64(
-        y->dtype, y->data, i,
-        het_lk_act_named(op->s, a, b,
-                         het_dtype_load_f64(y->dtype, y->data, i)));
+    return HET_OK;
+  const het_cpu_kernel *k = het_cpu_kernel_find("", op->s);
+  if (!k)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL, "no kernel for the fused %s",
+                       op->s);
+  het_attr attrs[2] = {
+      {.name = "alpha", .type = HET_ATTR_FLOAT,
+       .f = het_node_attr_float(ctx->node, "hetrt_act_alpha", 0.0f)},
+      {.name = "beta", .type = HET_ATTR_FLOAT,
+       .f = het_node_attr_float(ctx->node, "hetrt_act_beta", 0.0f)}};
+  int io_ids[1] = {-1};
+  het_node act = {.name = ctx->node->name, .op_type = op->s, .domain = "",
+                  .opset = ctx->node->opset, .n_inputs = 1,
+                  .inputs = io_ids, .n_outputs = 1, .outputs = io_ids,
+                  .n_attrs = 2, .attrs = attrs};
+  het_tensor *y[1] = {ctx->outputs[0]};
+  het_cpu_kernel_ctx c = *ctx;
+  c.node = &act;
+  c.n_inputs = c.n_outputs = 1;
+  c.inputs = c.outputs = y;
+  c.state = NULL;
+  c.nhwc_in = c.nhwc_out = 0;
+  return k->run(&c);
 }
 
-/* FusedConv's residual input 3 added to the output (before the clamp). */
 /* z: the residual's bytes (a copy when the memory plan put the output in
  * the residual's buffer, which the convolution overwrites first). */
 static het_status het_lk_conv_add_residual(het_cpu_kernel_ctx *ctx,
@@ -284,18 +284,15 @@ het_status het_lk_conv_run(het_cpu_kernel_ctx *ctx) {
 #endif
   if (!fused_sum) {
     HET_TRY(het_lk_conv_dw_run(ctx, &done)); /* clamps itself */
-    if (done) {
-      het_lk_conv_act(ctx);
-      return HET_OK;
-    }
+    if (done)
+      return het_lk_conv_act(ctx);
   }
   if (ctx->nhwc_in || ctx->nhwc_out)
     return het_lk_fail(ctx, HET_ERR_INTERNAL,
                        "no Conv path for the NHWC layout it was given");
   HET_TRY(het_lk_conv_generic(ctx));
   het_lk_conv_clamp(ctx);
-  het_lk_conv_act(ctx);
-  return HET_OK;
+  return het_lk_conv_act(ctx);
 }
 
 het_status het_lk_conv_transpose_run(het_cpu_kernel_ctx *ctx) {
