@@ -216,33 +216,43 @@ static het_status het_validate_sources(het_graph *g, const het_graph *outer) {
   return HET_OK;
 }
 
-/* Appends to deps (growing it) the values of g that sub, at any depth,
- * reads from an enclosing scope. */
-static het_status het_outer_reads(const het_graph *g, const het_graph *sub,
-                                  int **deps, size_t *n, size_t *cap) {
+het_status het_graph_outer_reads(const het_graph *g, const het_graph *sub,
+                                 het_status (*fn)(void *ctx, int v),
+                                 void *ctx) {
   for (int v = 0; v < sub->n_values; v++) {
     const het_value *val = &sub->values[v];
     if (val->producer >= 0 ||
         (val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)))
       continue;
     int outer = het_graph_find_value((het_graph *)g, val->name);
-    if (outer < 0)
-      continue;
-    if (*n == *cap) {
-      size_t c = *cap ? 2 * *cap : 64;
-      int *d = realloc(*deps, c * sizeof *d);
-      if (!d)
-        return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
-      *deps = d;
-      *cap = c;
-    }
-    (*deps)[(*n)++] = outer;
+    if (outer >= 0)
+      HET_TRY(fn(ctx, outer));
   }
   for (int k = 0; k < sub->n_nodes; k++)
     for (int a = 0; a < sub->nodes[k].n_attrs; a++)
       if (sub->nodes[k].attrs[a].type == HET_ATTR_GRAPH &&
           sub->nodes[k].attrs[a].g)
-        HET_TRY(het_outer_reads(g, sub->nodes[k].attrs[a].g, deps, n, cap));
+        HET_TRY(het_graph_outer_reads(g, sub->nodes[k].attrs[a].g, fn, ctx));
+  return HET_OK;
+}
+
+/* A growing list of value ids (the dependencies being collected). */
+typedef struct het_dep_list {
+  int *d;
+  size_t n, cap;
+} het_dep_list;
+
+static het_status het_dep_push(void *ctx, int v) {
+  het_dep_list *l = ctx;
+  if (l->n == l->cap) {
+    size_t c = l->cap ? 2 * l->cap : 64;
+    int *d = realloc(l->d, c * sizeof *d);
+    if (!d)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
+    l->d = d;
+    l->cap = c;
+  }
+  l->d[l->n++] = v;
   return HET_OK;
 }
 
@@ -250,42 +260,29 @@ static het_status het_outer_reads(const het_graph *g, const het_graph *sub,
  * subgraphs read from this graph), as CSR: deps[start[i]..start[i+1]). */
 static het_status het_node_deps(const het_graph *g, size_t **start,
                                 int **deps) {
-  size_t n = 0, cap = 0;
-  int *d = NULL;
-  size_t *st = malloc(((size_t)g->n_nodes + 1) * sizeof *st);
-  if (!st)
+  het_dep_list l = {0};
+  het_status st = HET_OK;
+  size_t *at = malloc(((size_t)g->n_nodes + 1) * sizeof *at);
+  if (!at)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
-  for (int i = 0; i < g->n_nodes; i++) {
+  for (int i = 0; i < g->n_nodes && st == HET_OK; i++) {
     const het_node *node = &g->nodes[i];
-    st[i] = n;
-    for (int k = 0; k < node->n_inputs; k++) {
-      if (node->inputs[k] < 0)
-        continue;
-      if (n == cap) {
-        cap = cap ? 2 * cap : 64;
-        int *grown = realloc(d, cap * sizeof *grown);
-        if (!grown) {
-          free(d);
-          free(st);
-          return het_error(HET_ERR_OUT_OF_MEMORY, "cannot sort graph");
-        }
-        d = grown;
-      }
-      d[n++] = node->inputs[k];
-    }
-    for (int a = 0; a < node->n_attrs; a++)
-      if (node->attrs[a].type == HET_ATTR_GRAPH && node->attrs[a].g) {
-        het_status e = het_outer_reads(g, node->attrs[a].g, &d, &n, &cap);
-        if (e != HET_OK) {
-          free(d);
-          free(st);
-          return e;
-        }
-      }
+    at[i] = l.n;
+    for (int k = 0; k < node->n_inputs && st == HET_OK; k++)
+      if (node->inputs[k] >= 0)
+        st = het_dep_push(&l, node->inputs[k]);
+    for (int a = 0; a < node->n_attrs && st == HET_OK; a++)
+      if (node->attrs[a].type == HET_ATTR_GRAPH && node->attrs[a].g)
+        st = het_graph_outer_reads(g, node->attrs[a].g, het_dep_push, &l);
   }
-  st[g->n_nodes] = n;
-  *start = st;
-  *deps = d;
+  if (st != HET_OK) {
+    free(l.d);
+    free(at);
+    return st;
+  }
+  at[g->n_nodes] = l.n;
+  *start = at;
+  *deps = l.d;
   return HET_OK;
 }
 

@@ -156,6 +156,14 @@ int64_t het_graph_opset(const het_graph *g, const char *domain);
  * non-NULL, is the enclosing graph whose values a subgraph may read. */
 het_status het_graph_validate(het_graph *g, const het_graph *outer);
 
+/* Calls fn(ctx, v) for every value v of g that sub, a subgraph nested in
+ * g at any depth, reads from an enclosing scope (by name: not produced in
+ * its own graph, not one of its inputs or initializers).  Stops at the
+ * first status fn returns other than HET_OK and returns it. */
+het_status het_graph_outer_reads(const het_graph *g, const het_graph *sub,
+                                 het_status (*fn)(void *ctx, int v),
+                                 void *ctx);
+
 /* ---- attributes ---- */
 
 const het_attr *het_node_find_attr(const het_node *n, const char *name);

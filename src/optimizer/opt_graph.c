@@ -33,24 +33,12 @@ int het_opt_uses(const het_opt *o, int v) {
   return o->uses[v];
 }
 
-/* Pins, in top, every value that sub (nested in top at any depth) reads
- * from an enclosing scope. */
-static void het_opt_pin_outer(het_opt *o, const het_graph *sub) {
-  for (int v = 0; v < sub->n_values; v++) {
-    const het_value *val = &sub->values[v];
-    if (val->producer >= 0 ||
-        (val->flags & (HET_VALUE_GRAPH_INPUT | HET_VALUE_INITIALIZER)))
-      continue;
-    int outer = het_graph_find_value(o->g, val->name);
-    if (outer >= 0 && outer < o->n_values)
-      o->pinned[outer] = true;
-  }
-  for (int n = 0; n < sub->n_nodes; n++)
-    for (int a = 0; a < sub->nodes[n].n_attrs; a++) {
-      const het_attr *at = &sub->nodes[n].attrs[a];
-      if (at->type == HET_ATTR_GRAPH && at->g)
-        het_opt_pin_outer(o, at->g);
-    }
+/* Pins v (a value a subgraph reads by name from this graph). */
+static het_status het_opt_pin(void *ctx, int v) {
+  het_opt *o = ctx;
+  if (v < o->n_values)
+    o->pinned[v] = true;
+  return HET_OK;
 }
 
 het_status het_opt_refresh(het_opt *o) {
@@ -72,7 +60,7 @@ het_status het_opt_refresh(het_opt *o) {
         o->uses[node->inputs[i]]++;
     for (int a = 0; a < node->n_attrs; a++)
       if (node->attrs[a].type == HET_ATTR_GRAPH && node->attrs[a].g)
-        het_opt_pin_outer(o, node->attrs[a].g);
+        (void)het_graph_outer_reads(g, node->attrs[a].g, het_opt_pin, o);
   }
   for (int i = 0; i < g->n_outputs; i++)
     o->pinned[g->outputs[i]] = true;

@@ -126,24 +126,11 @@ static void uf_union(int *parent, int a, int b) {
     parent[a] = b;
 }
 
-/* Marks (as ok = false) every outer-graph value a subgraph of g reads by
- * name: the layout pass cannot see those readers. */
-static void mark_outer_reads(const het_graph *g, const het_graph *sub,
-                             bool *ok) {
-  for (int n = 0; n < sub->n_nodes; n++) {
-    const het_node *node = &sub->nodes[n];
-    for (int i = 0; i < node->n_inputs; i++) {
-      if (node->inputs[i] < 0)
-        continue;
-      int v = het_graph_find_value((het_graph *)g,
-                                   sub->values[node->inputs[i]].name);
-      if (v >= 0)
-        ok[v] = false;
-    }
-    for (int a = 0; a < node->n_attrs; a++)
-      if (node->attrs[a].g)
-        mark_outer_reads(g, node->attrs[a].g, ok);
-  }
+/* A value a subgraph reads by name may not be NHWC: the layout pass
+ * cannot see that reader. */
+static het_status mark_outer_read(void *ok, int v) {
+  ((bool *)ok)[v] = false;
+  return HET_OK;
 }
 
 typedef struct layout_pass {
@@ -241,8 +228,9 @@ static bool pass_init(layout_pass *p, const het_graph *g, const int *nodes,
       if (node->inputs[i] >= 0)
         p->ok[node->inputs[i]] = false; /* read outside the subgraph */
     for (int a = 0; a < node->n_attrs; a++)
-      if (node->attrs[a].g)
-        mark_outer_reads(g, node->attrs[a].g, p->ok);
+      if (node->attrs[a].type == HET_ATTR_GRAPH && node->attrs[a].g)
+        (void)het_graph_outer_reads(g, node->attrs[a].g, mark_outer_read,
+                                    p->ok);
   }
   return true;
 }
