@@ -3,7 +3,9 @@
  * (gen_resnet_block.py): which values go NHWC, which stay NCHW and why
  * (graph outputs, broadcasting readers, readers outside the subgraph,
  * nodes whose NHWC prepare failed), and that sessions with cpu.layout=auto
- * and cpu.layout=nchw compute the same outputs.
+ * and cpu.layout=nchw compute the same outputs.  Also the Conv algorithm
+ * choice (cpu.conv_algo): Winograd is what runs when asked for, agrees
+ * with direct convolution, and every choice passes the reference.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
 #include "onnx/testcase.h"
+#include "providers/cpu/kernels/linalg_dnnl_api.h"
+#include "providers/cpu/kernels/linalg_kern.h"
 #include "providers/cpu/layout.h"
 
 #include "common/opt_helpers.h"
@@ -287,6 +291,109 @@ START_TEST(test_bad_layout_option) {
 }
 END_TEST
 
+/* A session on resnet_block with cpu.conv_algo=algo (and layout, level)
+ * passes the case's data sets. */
+static void conv_algo_case(het_env *env, const char *algo, const char *layout,
+                           const char *level) {
+  char msg[512];
+  het_session_options *o;
+  het_testcase_verdict v;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.conv_algo", algo), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
+  ck_assert_int_eq(het_testcase_run(env, DIR, o, &v, msg, sizeof msg),
+                   HET_OK);
+  ck_assert_msg(v == HET_TESTCASE_PASS, "conv_algo=%s layout=%s level=%s: %s",
+                algo, layout, level, msg);
+  het_session_options_destroy(o);
+}
+
+START_TEST(test_conv_algo_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *algos[] = {"auto", "direct", "winograd"};
+  for (int i = 0; i < 3; i++) {
+    conv_algo_case(env, algos[i], "auto", "all");
+    conv_algo_case(env, algos[i], "nchw", "none");
+  }
+  het_env_destroy(env);
+}
+END_TEST
+
+#ifdef HETRT_HAVE_DNNL
+/* conv1 (3x3, stride 1, 12 -> 20 channels, Relu fused) prepared with
+ * prep, run on x into a new y (caller owns); *impl = oneDNN's
+ * implementation name. */
+static het_tensor *run_conv1(const het_graph *g, const het_cpu_prep *prep,
+                             het_tensor *x, const char **impl) {
+  const het_node *n = &g->nodes[node_named(g, "conv1")];
+  void *state = NULL;
+  ck_assert_msg(het_dnnl_conv_prepare_with(g, n, prep, &state) == HET_OK,
+                "%s", het_last_error());
+  *impl = het_dnnl_conv_impl(state);
+  ck_assert_ptr_nonnull(*impl);
+  het_tensor *w = g->values[het_node_input(n, 1)].initializer;
+  het_tensor *b = g->values[het_node_input(n, 2)].initializer;
+  het_tensor *y = NULL, *in[3] = {x, w, b};
+  int64_t yd[4] = {1, 20, 13, 13};
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &y),
+                   HET_OK);
+  het_cpu_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = 3,
+                            .inputs = in, .n_outputs = 1, .outputs = &y,
+                            .state = state, .threads = 1};
+  ck_assert_msg(het_lk_conv_run(&ctx) == HET_OK, "%s", het_last_error());
+  het_dnnl_state_destroy(state);
+  return y;
+}
+
+/* cpu.conv_algo=winograd runs oneDNN's Winograd kernel (where the CPU
+ * has one: AVX-512) and agrees with direct convolution to float32
+ * rounding; direct never runs it. */
+START_TEST(test_winograd_runs_and_agrees) {
+  het_graph *g = load_all();
+  int64_t xd[4] = {1, 12, 13, 13};
+  het_tensor *x = NULL;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &x),
+                   HET_OK);
+  float *p = x->data;
+  for (int64_t i = 0; i < het_tensor_count(x); i++)
+    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  het_cpu_prep direct = {.conv_algo = HET_CONV_ALGO_DIRECT};
+  het_cpu_prep wino = {.conv_algo = HET_CONV_ALGO_WINOGRAD};
+  const char *impl_d, *impl_w;
+  het_tensor *yd = run_conv1(g, &direct, x, &impl_d);
+  het_tensor *yw = run_conv1(g, &wino, x, &impl_w);
+  ck_assert_msg(!strstr(impl_d, "wino"), "direct ran %s", impl_d);
+  if (__builtin_cpu_supports("avx512f"))
+    ck_assert_msg(strstr(impl_w, "wino"), "winograd ran %s", impl_w);
+  char msg[256];
+  ck_assert_msg(het_testcase_compare(yd, yw, 1e-4, 1e-5, msg, sizeof msg),
+                "%s vs %s: %s", impl_d, impl_w, msg);
+  het_tensor_destroy(x);
+  het_tensor_destroy(yd);
+  het_tensor_destroy(yw);
+  het_graph_destroy(g);
+}
+END_TEST
+#endif
+
+START_TEST(test_bad_conv_algo_option) {
+  het_env *env;
+  het_session_options *o;
+  het_session *s = NULL;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.conv_algo", "fft"), HET_OK);
+  ck_assert_int_ne(het_session_create(env, MODEL, o, &s), HET_OK);
+  ck_assert_msg(strstr(het_last_error(), "cpu.conv_algo") &&
+                    strstr(het_last_error(), "fft"),
+                "%s", het_last_error());
+  het_session_options_destroy(o);
+  het_env_destroy(env);
+}
+END_TEST
+
 static Suite *layout_suite(void) {
   Suite *s = suite_create("cpu_layout");
   TCase *core = tcase_create("core");
@@ -300,6 +407,11 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_symbolic_batch_runs);
   tcase_add_test(core, test_sessions_match_reference);
   tcase_add_test(core, test_bad_layout_option);
+  tcase_add_test(core, test_conv_algo_sessions);
+#ifdef HETRT_HAVE_DNNL
+  tcase_add_test(core, test_winograd_runs_and_agrees);
+#endif
+  tcase_add_test(core, test_bad_conv_algo_option);
   suite_add_tcase(s, core);
   return s;
 }

@@ -39,6 +39,19 @@ typedef struct het_cpu_kernel_ctx {
   uint32_t nhwc_in, nhwc_out;
 } het_cpu_kernel_ctx;
 
+/* Convolution algorithm choice (provider option cpu.conv_algo). */
+typedef enum het_conv_algo {
+  HET_CONV_ALGO_AUTO,     /* Winograd where it times faster than direct */
+  HET_CONV_ALGO_DIRECT,   /* never Winograd */
+  HET_CONV_ALGO_WINOGRAD, /* Winograd wherever oneDNN has it */
+} het_conv_algo;
+
+/* What a compiling CPU provider passes to prepare_with. */
+typedef struct het_cpu_prep {
+  uint32_t nhwc_in, nhwc_out; /* the layout pass's bits (as in the ctx) */
+  het_conv_algo conv_algo;
+} het_cpu_prep;
+
 typedef struct het_cpu_kernel {
   const char *op_type;
   const char *domain; /* "" for ai.onnx */
@@ -52,12 +65,13 @@ typedef struct het_cpu_kernel {
                         void **state);
   het_status (*run)(het_cpu_kernel_ctx *ctx);
   void (*destroy_state)(void *state);
-  /* Optional: prepare for a node the layout pass (layout.c) gave NHWC
-   * bits (see het_cpu_kernel_ctx); called instead of prepare then.
-   * HET_ERR_UNSUPPORTED makes the pass keep this node plain. */
-  het_status (*prepare_layout)(const het_graph *graph, const het_node *node,
-                               uint32_t nhwc_in, uint32_t nhwc_out,
-                               void **state);
+  /* Optional: prepare with the compiling provider's choices (below);
+   * when set, the CPU provider calls it instead of prepare for every node
+   * (prepare still serves constant folding and other providers).
+   * HET_ERR_UNSUPPORTED for NHWC bits makes the layout pass keep the node
+   * plain. */
+  het_status (*prepare_with)(const het_graph *graph, const het_node *node,
+                             const het_cpu_prep *prep, void **state);
 } het_cpu_kernel;
 
 /* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one

@@ -18,14 +18,20 @@ dnnl_engine_t het_dnnl_engine(void) {
   return g_engine;
 }
 
+/* A per-thread buffer grown to the largest size asked of it. */
+typedef struct het_dnnl_buf {
+  void *p;
+  size_t cap;
+} het_dnnl_buf;
+
 /* Per thread, made on first use and freed at thread exit: a stream
- * (creating one per primitive call cost a few microseconds each) and a
- * scratchpad buffer grown to the largest a primitive asked for (a malloc
- * and free per call showed up in profiles). */
+ * (creating one per primitive call cost a few microseconds each), the
+ * scratchpad and the staging buffers (a malloc and free per call showed
+ * up in profiles). */
 typedef struct het_dnnl_tls {
   dnnl_stream_t stream;
-  void *scratch;
-  size_t scratch_cap;
+  het_dnnl_buf scratch;
+  het_dnnl_buf stage[HET_DNNL_STAGE_SLOTS];
 } het_dnnl_tls;
 
 static pthread_key_t g_tls_key;
@@ -35,7 +41,9 @@ static bool g_tls_key_ok;
 static void het_dnnl_tls_free(void *p) {
   het_dnnl_tls *t = p;
   dnnl_stream_destroy(t->stream);
-  free(t->scratch);
+  free(t->scratch.p);
+  for (int i = 0; i < HET_DNNL_STAGE_SLOTS; i++)
+    free(t->stage[i].p);
   free(t);
 }
 
@@ -62,16 +70,23 @@ static het_dnnl_tls *het_dnnl_tls_get(void) {
   return t;
 }
 
-/* This thread's scratchpad of at least n bytes; NULL when out of memory. */
-static void *het_dnnl_scratch(het_dnnl_tls *t, size_t n) {
-  if (n <= t->scratch_cap)
-    return t->scratch;
-  free(t->scratch);
-  t->scratch_cap = 0;
-  t->scratch = aligned_alloc(64, (n + 63) / 64 * 64);
-  if (t->scratch)
-    t->scratch_cap = n;
-  return t->scratch;
+/* b grown to at least n bytes; NULL when out of memory. */
+static void *het_dnnl_buf_get(het_dnnl_buf *b, size_t n) {
+  if (n <= b->cap)
+    return b->p;
+  free(b->p);
+  b->cap = 0;
+  b->p = aligned_alloc(64, (n + 63) / 64 * 64);
+  if (b->p)
+    b->cap = n;
+  return b->p;
+}
+
+void *het_dnnl_stage(int slot, size_t n) {
+  het_dnnl_tls *t = het_dnnl_tls_get();
+  return t && slot >= 0 && slot < HET_DNNL_STAGE_SLOTS
+             ? het_dnnl_buf_get(&t->stage[slot], n)
+             : NULL;
 }
 
 static void het_dnnl_query_md(dnnl_primitive_desc_t pd, dnnl_query_t what,
@@ -126,7 +141,8 @@ bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
   het_dnnl_tls *t = het_dnnl_tls_get();
   dnnl_stream_t s = t ? t->stream : NULL;
   size_t scratch_size = dnnl_memory_desc_get_size(&p->scratch_md);
-  void *scratch = scratch_size && t ? het_dnnl_scratch(t, scratch_size) : NULL;
+  void *scratch =
+      scratch_size && t ? het_dnnl_buf_get(&t->scratch, scratch_size) : NULL;
   int n = 3;
   bool ok = (scratch || !scratch_size) &&
             dnnl_memory_create(&m[0], &p->src_md, eng, src) == dnnl_success &&

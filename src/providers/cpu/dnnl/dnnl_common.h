@@ -40,6 +40,12 @@ dnnl_primitive_attr_t het_dnnl_attr_finish(dnnl_primitive_attr_t attr,
 /* A 64-byte aligned buffer of md's size (free with free); NULL on failure. */
 void *het_dnnl_alloc(const dnnl_memory_desc_t *md);
 
+/* This thread's staging buffer number slot (0 .. HET_DNNL_STAGE_SLOTS-1),
+ * 64-byte aligned, of at least n bytes: valid until the next call for that
+ * slot on this thread.  NULL when out of memory. */
+#define HET_DNNL_STAGE_SLOTS 2
+void *het_dnnl_stage(int slot, size_t n);
+
 /* Runs the reorder primitive r from (fmd, from) to (tmd, to). */
 bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
                           const void *from, const dnnl_memory_desc_t *tmd,

@@ -18,8 +18,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <dnnl.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "core/status.h"
 #include "providers/cpu/dnnl/dnnl_common.h"
@@ -44,6 +48,7 @@ typedef struct dnnl_entry {
 
 typedef struct het_dnnl_state {
   dnnl_kind kind;
+  het_conv_algo algo;         /* Conv: Winograd choice (cpu.conv_algo) */
   uint32_t nhwc_in, nhwc_out; /* Conv: X / Y (and residual) stored NHWC */
   bool has_z;                 /* FusedConv: residual input 3 */
   bool has_act;               /* hetrt_act_min/max as a post-op */
@@ -185,17 +190,24 @@ static bool conv_dims_init(const het_node *node, const int64_t *xd, int xr,
   return true;
 }
 
-/* The primitive descriptor with src/dst in channels-last (tag) or in the
- * layouts oneDNN picks (tag any; no residual then); NULL when refused. */
+/* How a Conv primitive is asked for: direct with src/dst channels-last,
+ * direct in the layouts oneDNN picks (no residual then), or Winograd in
+ * the layouts it picks (blocked; the entry reorders at its edges). */
+typedef enum { PD_DIRECT_CL, PD_DIRECT_ANY, PD_WINOGRAD } conv_pd_mode;
+
+/* The primitive descriptor for mode; NULL when oneDNN refuses it. */
 static dnnl_primitive_desc_t conv_pd(const het_dnnl_state *s,
                                      const conv_dims *c, const int64_t *xd,
-                                     int xr, bool bias, bool any) {
-  dnnl_format_tag_t tag = any ? dnnl_format_tag_any : cl_tag(xr);
+                                     int xr, bool bias, conv_pd_mode mode) {
+  dnnl_format_tag_t tag =
+      mode == PD_DIRECT_CL ? cl_tag(xr) : dnnl_format_tag_any;
+  dnnl_alg_kind_t alg = mode == PD_WINOGRAD ? dnnl_convolution_winograd
+                                            : dnnl_convolution_direct;
   dnnl_memory_desc_t src, dst, wany, b;
   dnnl_convolution_desc_t cd;
   dnnl_primitive_desc_t pd = NULL;
   int64_t m = c->y[1];
-  if (any && s->has_z)
+  if (mode == PD_DIRECT_ANY && s->has_z)
     return NULL;
   if (!md_tag(&src, xr, xd, tag) || !md_tag(&dst, xr, c->y, tag) ||
       !plain_md(&wany, c->wr, c->w, true) || !plain_md(&b, 1, &m, false))
@@ -203,7 +215,7 @@ static dnnl_primitive_desc_t conv_pd(const het_dnnl_state *s,
   dnnl_primitive_attr_t attr = conv_attr(s);
   bool ok = attr &&
             dnnl_dilated_convolution_forward_desc_init(
-                &cd, dnnl_forward_inference, dnnl_convolution_direct, &src,
+                &cd, dnnl_forward_inference, alg, &src,
                 &wany, bias ? &b : NULL, &dst, c->st, c->dil, c->pl,
                 c->pr) == dnnl_success &&
             dnnl_primitive_desc_create(&pd, &cd, attr, het_dnnl_engine(),
@@ -212,26 +224,130 @@ static dnnl_primitive_desc_t conv_pd(const het_dnnl_state *s,
   return ok ? pd : NULL;
 }
 
-static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
-                              const int64_t *xd, int xr, const het_tensor *w,
-                              bool bias, dnnl_entry *e) {
-  conv_dims c;
+/* Builds e for pd (destroyed): the primitive, its weights and the
+ * reorders between the user layouts the layout pass chose and the
+ * primitive's. */
+static bool conv_entry_build(const het_dnnl_state *s, const conv_dims *c,
+                             const int64_t *xd, int xr, const het_tensor *w,
+                             dnnl_primitive_desc_t pd, dnnl_entry *e) {
   dnnl_memory_desc_t wuser;
-  if (!conv_dims_init(node, xd, xr, w, &c) ||
-      !plain_md(&wuser, c.wr, c.w, false))
-    return false;
-  dnnl_primitive_desc_t pd = conv_pd(s, &c, xd, xr, bias, false);
-  if (!pd)
-    pd = conv_pd(s, &c, xd, xr, bias, true);
   dnnl_format_tag_t xt = s->nhwc_in & 1 ? cl_tag(xr) : plain_tag(xr);
   dnnl_format_tag_t yt = s->nhwc_out & 1 ? cl_tag(xr) : plain_tag(xr);
-  if (!pd || !md_tag(&e->src_user, xr, xd, xt) ||
-      !md_tag(&e->dst_user, xr, c.y, yt) ||
-      !entry_finish(e, pd, &wuser, w->data))
+  if (!plain_md(&wuser, c->wr, c->w, false) ||
+      !md_tag(&e->src_user, xr, xd, xt) ||
+      !md_tag(&e->dst_user, xr, c->y, yt)) {
+    dnnl_primitive_desc_destroy(pd);
+    return false;
+  }
+  if (!entry_finish(e, pd, &wuser, w->data))
     return false;
   return boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r) &&
          boundary_reorder(&e->p.dst_md, &e->dst_user, &e->dst_r) &&
          (!s->has_z || boundary_reorder(&e->dst_user, &e->p.dst_md, &e->z_r));
+}
+
+static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
+                          void *z);
+static void entry_clear(dnnl_entry *e);
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Evicts e's weights from the caches: inside a large model they stream
+ * in from memory on every call, and Winograd's transformed weights are
+ * 1.8x (F(2,3)) to 4x (F(4,3)) the direct ones, which is what makes it
+ * lose on ResNet-50's 512-channel 7x7 Convs when timed with hot
+ * weights: 15% faster in the timing, 10% slower in the model. */
+static void evict_weights(const dnnl_entry *e) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char *w = e->p.w;
+  size_t n = dnnl_memory_desc_get_size(&e->p.w_md);
+  for (size_t i = 0; w && i < n; i += 64)
+    _mm_clflush(w + i);
+  _mm_mfence();
+#else
+  (void)e;
+#endif
+}
+
+/* Seconds one call of e takes on x/b/y, its weights evicted from the
+ * caches first; a huge value when the call fails. */
+static double entry_time(const het_dnnl_state *s, const dnnl_entry *e,
+                         void *x, void *b, void *y) {
+  evict_weights(e);
+  double t0 = now_s();
+  if (!entry_execute(e, x, b, y, s->has_z ? y : NULL))
+    return 1e30;
+  return now_s() - t0;
+}
+
+/* True when Winograd entry w beats direct entry d by 5% or more: best of
+ * five calls each, alternating (after one untimed call each), on zeroed
+ * buffers, the reorders at their edges included. */
+static bool winograd_faster(const het_dnnl_state *s, const dnnl_entry *w,
+                            const dnnl_entry *d) {
+  size_t nx = dnnl_memory_desc_get_size(&d->src_user);
+  size_t ny = dnnl_memory_desc_get_size(&d->dst_user);
+  size_t nb = dnnl_memory_desc_get_size(&d->p.b_md);
+  void *x = calloc(1, nx + 64), *y = calloc(1, ny + 64);
+  void *b = nb ? calloc(1, nb + 64) : NULL;
+  double tw = 1e30, td = 1e30;
+  for (int i = 0; x && y && (b || !nb) && i < 6; i++) {
+    double a = entry_time(s, w, x, b, y), c = entry_time(s, d, x, b, y);
+    if (i > 0) {
+      tw = a < tw ? a : tw;
+      td = c < td ? c : td;
+    }
+  }
+  free(x);
+  free(y);
+  free(b);
+  return tw < 0.95 * td;
+}
+
+/* A 2-D 3x3 Conv with unit strides and dilations, not grouped: the shape
+ * oneDNN's Winograd kernels take. */
+static bool winograd_shape(const conv_dims *c, int xr) {
+  return xr == 4 && c->wr == 4 && c->w[2] == 3 && c->w[3] == 3 &&
+         c->st[0] == 1 && c->st[1] == 1 && c->dil[0] == 0 && c->dil[1] == 0;
+}
+
+/* The Conv entry for x dims xd: direct convolution (channels-last, else
+ * oneDNN's layouts) or Winograd, as algo asks: HET_CONV_ALGO_AUTO takes
+ * Winograd where it timed at least 5% faster than direct here (1.4-2.2x
+ * on ResNet's 3x3 Convs in the model on this CPU, slower on some small
+ * ones); HET_CONV_ALGO_DIRECT neither builds nor times it. */
+static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
+                              const int64_t *xd, int xr, const het_tensor *w,
+                              bool bias, het_conv_algo algo, dnnl_entry *e) {
+  conv_dims c;
+  if (!conv_dims_init(node, xd, xr, w, &c))
+    return false;
+  dnnl_primitive_desc_t wpd =
+      algo != HET_CONV_ALGO_DIRECT && winograd_shape(&c, xr)
+          ? conv_pd(s, &c, xd, xr, bias, PD_WINOGRAD)
+          : NULL;
+  dnnl_entry wino;
+  memset(&wino, 0, sizeof wino);
+  bool wino_ok = wpd && conv_entry_build(s, &c, xd, xr, w, wpd, &wino);
+  bool ok = false;
+  if (!wino_ok || algo != HET_CONV_ALGO_WINOGRAD) {
+    dnnl_primitive_desc_t pd = conv_pd(s, &c, xd, xr, bias, PD_DIRECT_CL);
+    if (!pd)
+      pd = conv_pd(s, &c, xd, xr, bias, PD_DIRECT_ANY);
+    ok = pd && conv_entry_build(s, &c, xd, xr, w, pd, e);
+  }
+  if (wino_ok && (!ok || algo == HET_CONV_ALGO_WINOGRAD ||
+                  winograd_faster(s, &wino, e))) {
+    entry_clear(e);
+    *e = wino;
+    return true;
+  }
+  entry_clear(&wino);
+  return ok;
 }
 
 /* MatMul with 2-D constant B: A's leading dims fold into M. */
@@ -278,16 +394,13 @@ static const dnnl_entry *entry_get(het_dnnl_state *s, const het_node *node,
   if (!found && s->n < DNNL_CACHE) {
     dnnl_entry *e = &s->entries[s->n];
     memset(e, 0, sizeof *e);
-    e->key_rank = xr;
-    memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
     e->ok = s->kind == KIND_CONV
-                ? conv_entry_create(s, node, xd, xr, w, bias, e)
+                ? conv_entry_create(s, node, xd, xr, w, bias, s->algo, e)
                 : matmul_entry_create(xd, xr, w, e);
-    if (!e->ok) {
+    if (!e->ok)
       entry_clear(e);
-      e->key_rank = xr;
-      memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
-    }
+    e->key_rank = xr; /* after: a create may replace the whole entry */
+    memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
     found = &s->entries[s->n++];
   }
   pthread_mutex_unlock(&s->mu);
@@ -321,14 +434,15 @@ static bool dnnl_takes(const het_graph *graph, const het_node *node,
 }
 
 static het_status state_create(const het_node *node, dnnl_kind kind,
-                               uint32_t nhwc_in, uint32_t nhwc_out,
+                               const het_cpu_prep *prep,
                                het_dnnl_state **out) {
   het_dnnl_state *s = calloc(1, sizeof *s);
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "oneDNN state: out of memory");
   s->kind = kind;
-  s->nhwc_in = nhwc_in;
-  s->nhwc_out = nhwc_out;
+  s->nhwc_in = prep->nhwc_in;
+  s->nhwc_out = prep->nhwc_out;
+  s->algo = prep->conv_algo;
   if (kind == KIND_CONV) {
     const het_attr *lo = het_node_find_attr(node, "hetrt_act_min");
     const het_attr *hi = het_node_find_attr(node, "hetrt_act_max");
@@ -351,16 +465,16 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
  * symbolic batch it is built for batch 1 as a probe, and per batch size
  * at run time (an error then, never a fallback). */
 static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
-                               dnnl_kind kind, uint32_t nhwc_in,
-                               uint32_t nhwc_out, void **state) {
+                               dnnl_kind kind, const het_cpu_prep *prep,
+                               void **state) {
   *state = NULL;
-  bool nhwc = (nhwc_in | nhwc_out) != 0;
+  bool nhwc = (prep->nhwc_in | prep->nhwc_out) != 0;
   if (!dnnl_takes(graph, node, kind))
     return nhwc ? het_error(HET_ERR_UNSUPPORTED,
                             "node '%s': no oneDNN path for NHWC", node->name)
                 : HET_OK;
   het_dnnl_state *s = NULL;
-  HET_TRY(state_create(node, kind, nhwc_in, nhwc_out, &s));
+  HET_TRY(state_create(node, kind, prep, &s));
   *state = s;
   const het_shape *xs = &graph->values[het_node_input(node, 0)].shape;
   const dnnl_entry *e = NULL;
@@ -384,15 +498,32 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
   return HET_OK;
 }
 
+/* Plain layouts, direct convolution: constant folding and providers
+ * other than the CPU one. */
+static const het_cpu_prep plain_direct = {.conv_algo = HET_CONV_ALGO_DIRECT};
+
 het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
                                  void **state) {
-  return dnnl_prepare(graph, node, KIND_CONV, 0, 0, state);
+  return dnnl_prepare(graph, node, KIND_CONV, &plain_direct, state);
 }
 
-het_status het_dnnl_conv_prepare_layout(const het_graph *graph,
-                                        const het_node *node, uint32_t nhwc_in,
-                                        uint32_t nhwc_out, void **state) {
-  return dnnl_prepare(graph, node, KIND_CONV, nhwc_in, nhwc_out, state);
+het_status het_dnnl_conv_prepare_with(const het_graph *graph,
+                                      const het_node *node,
+                                      const het_cpu_prep *prep, void **state) {
+  return dnnl_prepare(graph, node, KIND_CONV, prep, state);
+}
+
+const char *het_dnnl_conv_impl(const void *state) {
+  const het_dnnl_state *s = state;
+  const_dnnl_primitive_desc_t pd = NULL;
+  const char *impl = NULL;
+  if (!s || s->n == 0 || !s->entries[0].ok ||
+      dnnl_primitive_get_primitive_desc(s->entries[0].p.prim, &pd) !=
+          dnnl_success ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
+          dnnl_success)
+    return NULL;
+  return impl;
 }
 
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node) {
@@ -401,7 +532,7 @@ bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node) {
 
 het_status het_dnnl_matmul_prepare(const het_graph *graph, const het_node *node,
                                    void **state) {
-  return dnnl_prepare(graph, node, KIND_MATMUL, 0, 0, state);
+  return dnnl_prepare(graph, node, KIND_MATMUL, &plain_direct, state);
 }
 
 void het_dnnl_state_destroy(void *state) {
@@ -426,11 +557,16 @@ static bool stage_residual(const dnnl_entry *e, void *z, void *ys) {
 }
 
 /* Executes e on user-layout x/b/y (z: the residual, or NULL), through
- * per-call buffers in the primitive's layouts where those differ. */
+ * this thread's staging buffers in the primitive's layouts where those
+ * differ. */
 static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
                           void *z) {
-  void *xs = e->src_r ? het_dnnl_alloc(&e->p.src_md) : x;
-  void *ys = e->dst_r ? het_dnnl_alloc(&e->p.dst_md) : y;
+  void *xs =
+      e->src_r ? het_dnnl_stage(0, dnnl_memory_desc_get_size(&e->p.src_md))
+               : x;
+  void *ys =
+      e->dst_r ? het_dnnl_stage(1, dnnl_memory_desc_get_size(&e->p.dst_md))
+               : y;
   bool ok = xs && ys &&
             (!e->src_r || het_dnnl_reorder_run(e->src_r, &e->src_user, x,
                                                &e->p.src_md, xs)) &&
@@ -438,10 +574,6 @@ static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
             het_dnnl_prim_execute(&e->p, xs, b, ys) &&
             (!e->dst_r || het_dnnl_reorder_run(e->dst_r, &e->p.dst_md, ys,
                                                &e->dst_user, y));
-  if (xs != x)
-    free(xs);
-  if (ys != y)
-    free(ys);
   return ok;
 }
 
@@ -457,7 +589,7 @@ static het_status conv_run_uncached(het_cpu_kernel_ctx *ctx,
   dnnl_entry e;
   memset(&e, 0, sizeof e);
   bool built = conv_entry_create(s, ctx->node, x->dims, x->rank, w,
-                                 b != NULL, &e) &&
+                                 b != NULL, HET_CONV_ALGO_DIRECT, &e) &&
                dnnl_memory_desc_get_size(&e.dst_user) == y->nbytes;
   bool ok = built && entry_execute(&e, x->data, b ? b->data : NULL, y->data,
                                    z ? z->data : NULL);

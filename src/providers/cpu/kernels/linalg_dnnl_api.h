@@ -19,11 +19,16 @@ het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
                                  void **state);
 het_status het_dnnl_matmul_prepare(const het_graph *graph,
                                    const het_node *node, void **state);
-/* Conv prepare for the layout pass's bits (kernel.h prepare_layout):
- * HET_ERR_UNSUPPORTED when oneDNN cannot build the NHWC primitive. */
-het_status het_dnnl_conv_prepare_layout(const het_graph *graph,
-                                        const het_node *node, uint32_t nhwc_in,
-                                        uint32_t nhwc_out, void **state);
+/* Conv prepare for the CPU provider (kernel.h prepare_with): the layout
+ * pass's bits and the Winograd choice; HET_ERR_UNSUPPORTED when oneDNN
+ * cannot build the NHWC primitive.  het_dnnl_conv_prepare is this with
+ * plain layouts and direct convolution. */
+het_status het_dnnl_conv_prepare_with(const het_graph *graph,
+                                      const het_node *node,
+                                      const het_cpu_prep *prep, void **state);
+/* The oneDNN implementation the node's first primitive runs (e.g.
+ * "jit_wino_4x3:avx512_core"), or NULL; for tests and diagnostics. */
+const char *het_dnnl_conv_impl(const void *state);
 /* True when the Conv/FusedConv node runs on oneDNN (float32, constant
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);
@@ -33,11 +38,11 @@ void het_dnnl_state_destroy(void *state);
 het_status het_dnnl_conv_run(het_cpu_kernel_ctx *ctx, bool *done);
 het_status het_dnnl_matmul_run(het_cpu_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare
-#define HET_LK_DNNL_PREPARE_LAYOUT het_dnnl_conv_prepare_layout
+#define HET_LK_DNNL_PREPARE_WITH het_dnnl_conv_prepare_with
 #define HET_LK_DNNL_DESTROY het_dnnl_state_destroy
 #else
 #define HET_LK_DNNL_PREPARE(op) NULL
-#define HET_LK_DNNL_PREPARE_LAYOUT NULL
+#define HET_LK_DNNL_PREPARE_WITH NULL
 #define HET_LK_DNNL_DESTROY NULL
 #endif
 
