@@ -197,6 +197,10 @@ START_TEST(test_maxpool_ceil_pads_nan) {
   check_pool(&t, true, 2, 19, 17, 15, 0.05);
   attr_ints(&t, "pads", 4, (int64_t[]){1, 0, 1, 2});
   check_pool(&t, true, 1, 21, 13, 14, 0.05);
+  /* 64-channel spans and a tail: 64, 2 x 64, 64 + 19 */
+  check_pool(&t, true, 1, 64, 9, 8, 0.05);
+  check_pool(&t, true, 1, 128, 7, 6, 0.05);
+  check_pool(&t, true, 2, 83, 9, 11, 0.05);
 }
 END_TEST
 
@@ -223,6 +227,7 @@ START_TEST(test_avgpool_pads_ceil) {
     check_pool(&t, false, 2, 19, 15, 17, 0);
     attr_int(&t, "ceil_mode", 1);
     check_pool(&t, false, 1, 33, 14, 21, 0);
+    check_pool(&t, false, 2, 83, 9, 10, 0); /* a 64-channel span + 19 */
   }
   tnode t;
   tnode_init(&t, "AveragePool");
