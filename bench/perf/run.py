@@ -237,7 +237,11 @@ NOTES = """Notes:
 - torch here is Debian's 1.13 build (BLAS_INFO=generic, oneDNN 2.6.3, OpenMP):
   a weak reference for convolutions, and its OpenMP threads spin badly on the
   shared second vCPU, so ORT is the meaningful comparison.
-- GFLOP: 2 x multiply-adds of Conv/Linear/attention matmuls (torch hooks).
+- GFLOP: 2 x multiply-adds of Conv/Linear/attention matmuls (torch hooks),
+  counted as direct convolution.  hetrt runs 3x3 stride-1 Convs as Winograd
+  where that timed faster at session creation (cpu.conv_algo=auto, the
+  default), which does fewer multiplies: GFLOP / time is then an effective
+  rate, not the FMA units' throughput.
 """
 
 
