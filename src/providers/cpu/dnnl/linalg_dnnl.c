@@ -8,11 +8,14 @@
  * post-op (the residual is first copied or reordered into the primitive's
  * dst: oneDNN 2.6 has no brgconv with a binary-add post-op and falls back
  * to a 2x slower kernel); X, Y and the residual are reordered per call only
- * where the layout pass (layout.c) left them plain NCHW.  Depthwise Convs
- * run here too (brdgmm_dw).  Entries are read-only once published;
- * scratchpads are per call (user scratchpad mode), so runs on several
- * threads at once are safe.  A plain-layout node oneDNN refuses falls
- * back; an NHWC one is refused at prepare (HET_ERR_UNSUPPORTED).
+ * where the layout pass (layout.c) left them plain NCHW.  A 3x3 stride-1
+ * Conv may run as Winograd instead (cpu.conv_algo; conv_entry_create),
+ * in oneDNN's blocked layout with reorders at the node's edges.
+ * Depthwise Convs run here too (brdgmm_dw).  Entries are read-only once
+ * published; scratchpads and staging buffers are per thread (user
+ * scratchpad mode), so runs on several threads at once are safe.  A
+ * plain-layout node oneDNN refuses falls back; an NHWC one is refused at
+ * prepare (HET_ERR_UNSUPPORTED).
  */
 #include <math.h>
 #include <pthread.h>
