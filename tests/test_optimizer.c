@@ -155,7 +155,7 @@ END_TEST
 static void session_case(het_env *env, const char *name, const char *level) {
   char dir[512];
   snprintf(dir, sizeof dir, DATA "%s", name);
-  opt_session_case(env, dir, level, NULL);
+  opt_session_case(env, dir, level, NULL, NULL);
 }
 
 START_TEST(test_sessions_by_level) {

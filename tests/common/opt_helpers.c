@@ -131,7 +131,7 @@ bool opt_check_numerics(const char *dir, int set, het_graph *g0,
 }
 
 void opt_session_case(het_env *env, const char *dir, const char *level,
-                      const char *cpu_layout) {
+                      const char *cpu_layout, const char *conv_algo) {
   char msg[512];
   het_session_options *o;
   het_testcase_verdict v;
@@ -140,10 +140,14 @@ void opt_session_case(het_env *env, const char *dir, const char *level,
   if (cpu_layout)
     ck_assert_int_eq(het_session_options_set(o, "cpu.layout", cpu_layout),
                      HET_OK);
+  if (conv_algo)
+    ck_assert_int_eq(het_session_options_set(o, "cpu.conv_algo", conv_algo),
+                     HET_OK);
   ck_assert_int_eq(het_testcase_run(env, dir, o, &v, msg, sizeof msg),
                    HET_OK);
-  ck_assert_msg(v == HET_TESTCASE_PASS, "%s (optimization=%s%s%s): %s", dir,
-                level, cpu_layout ? ", cpu.layout=" : "",
-                cpu_layout ? cpu_layout : "", msg);
+  ck_assert_msg(v == HET_TESTCASE_PASS, "%s (optimization=%s, cpu.layout=%s, "
+                "cpu.conv_algo=%s): %s",
+                dir, level, cpu_layout ? cpu_layout : "default",
+                conv_algo ? conv_algo : "default", msg);
   het_session_options_destroy(o);
 }

@@ -28,10 +28,10 @@ int opt_count_op(const het_graph *g, const char *op);
 bool opt_check_numerics(const char *dir, int set, het_graph *g0,
                         het_graph *g1);
 
-/* A session on the case in dir at the optimization level (and, when
- * cpu_layout is not NULL, that cpu.layout) passes the case's data sets
+/* A session on the case in dir at the optimization level (and, when not
+ * NULL, that cpu.layout and cpu.conv_algo) passes the case's data sets
  * through het_testcase_run. */
 void opt_session_case(het_env *env, const char *dir, const char *level,
-                      const char *cpu_layout);
+                      const char *cpu_layout, const char *conv_algo);
 
 #endif
