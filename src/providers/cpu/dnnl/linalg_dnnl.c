@@ -198,33 +198,52 @@ static bool conv_dims_init(const het_node *node, const int64_t *xd, int xr,
  * the layouts it picks (blocked; the entry reorders at its edges). */
 typedef enum { PD_DIRECT_CL, PD_DIRECT_ANY, PD_WINOGRAD } conv_pd_mode;
 
-/* The primitive descriptor for mode; NULL when oneDNN refuses it. */
-static dnnl_primitive_desc_t conv_pd(const het_dnnl_state *s,
-                                     const conv_dims *c, const int64_t *xd,
-                                     int xr, bool bias, conv_pd_mode mode) {
+/* Winograd kernels tried per Conv under auto (oneDNN 2.6 has two). */
+#define CONV_WINO_MAX 3
+
+/* Up to max primitive descriptors for mode, in oneDNN's order of
+ * preference (for Winograd: F(2,3) before F(4,3) where both apply; the
+ * rest of the list is slower kernels only direct mode has); how many. */
+static int conv_pds(const het_dnnl_state *s, const conv_dims *c,
+                    const int64_t *xd, int xr, bool bias, conv_pd_mode mode,
+                    dnnl_primitive_desc_t *out, int max) {
   dnnl_format_tag_t tag =
       mode == PD_DIRECT_CL ? cl_tag(xr) : dnnl_format_tag_any;
   dnnl_alg_kind_t alg = mode == PD_WINOGRAD ? dnnl_convolution_winograd
                                             : dnnl_convolution_direct;
   dnnl_memory_desc_t src, dst, wany, b;
   dnnl_convolution_desc_t cd;
-  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_desc_iterator_t it = NULL;
   int64_t m = c->y[1];
+  int n = 0;
   if (mode == PD_DIRECT_ANY && s->has_z)
-    return NULL;
+    return 0;
   if (!md_tag(&src, xr, xd, tag) || !md_tag(&dst, xr, c->y, tag) ||
       !plain_md(&wany, c->wr, c->w, true) || !plain_md(&b, 1, &m, false))
-    return NULL;
+    return 0;
   dnnl_primitive_attr_t attr = conv_attr(s);
-  bool ok = attr &&
-            dnnl_dilated_convolution_forward_desc_init(
-                &cd, dnnl_forward_inference, alg, &src,
-                &wany, bias ? &b : NULL, &dst, c->st, c->dil, c->pl,
-                c->pr) == dnnl_success &&
-            dnnl_primitive_desc_create(&pd, &cd, attr, het_dnnl_engine(),
-                                       NULL) == dnnl_success;
+  if (attr &&
+      dnnl_dilated_convolution_forward_desc_init(
+          &cd, dnnl_forward_inference, alg, &src, &wany, bias ? &b : NULL,
+          &dst, c->st, c->dil, c->pl, c->pr) == dnnl_success &&
+      dnnl_primitive_desc_iterator_create(&it, &cd, attr, het_dnnl_engine(),
+                                          NULL) == dnnl_success) {
+    do
+      out[n] = dnnl_primitive_desc_iterator_fetch(it);
+    while (out[n] && ++n < max &&
+           dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+  }
+  dnnl_primitive_desc_iterator_destroy(it);
   dnnl_primitive_attr_destroy(attr);
-  return ok ? pd : NULL;
+  return n;
+}
+
+/* The preferred primitive descriptor for mode; NULL when oneDNN refuses. */
+static dnnl_primitive_desc_t conv_pd(const het_dnnl_state *s,
+                                     const conv_dims *c, const int64_t *xd,
+                                     int xr, bool bias, conv_pd_mode mode) {
+  dnnl_primitive_desc_t pd = NULL;
+  return conv_pds(s, c, xd, xr, bias, mode, &pd, 1) ? pd : NULL;
 }
 
 /* Builds e for pd (destroyed): the primitive, its weights and the
@@ -287,28 +306,35 @@ static double entry_time(const het_dnnl_state *s, const dnnl_entry *e,
   return now_s() - t0;
 }
 
-/* True when Winograd entry w beats direct entry d by 5% or more: best of
- * five calls each, alternating (after one untimed call each), on zeroed
- * buffers, the reorders at their edges included. */
-static bool winograd_faster(const het_dnnl_state *s, const dnnl_entry *w,
-                            const dnnl_entry *d) {
+/* Which of the n candidate entries to keep: best of five calls each,
+ * alternating (after one untimed call each), on zeroed buffers, the
+ * reorders at their edges included.  Candidate 0 (direct) is kept unless
+ * another is at least 5% faster. */
+static int fastest_entry(const het_dnnl_state *s, const dnnl_entry *cand,
+                         int n) {
+  const dnnl_entry *d = &cand[0];
   size_t nx = dnnl_memory_desc_get_size(&d->src_user);
   size_t ny = dnnl_memory_desc_get_size(&d->dst_user);
   size_t nb = dnnl_memory_desc_get_size(&d->p.b_md);
   void *x = calloc(1, nx + 64), *y = calloc(1, ny + 64);
   void *b = nb ? calloc(1, nb + 64) : NULL;
-  double tw = 1e30, td = 1e30;
-  for (int i = 0; x && y && (b || !nb) && i < 6; i++) {
-    double a = entry_time(s, w, x, b, y), c = entry_time(s, d, x, b, y);
-    if (i > 0) {
-      tw = a < tw ? a : tw;
-      td = c < td ? c : td;
+  double best[1 + CONV_WINO_MAX];
+  for (int k = 0; k < n; k++)
+    best[k] = 1e30;
+  for (int i = 0; x && y && (b || !nb) && i < 6; i++)
+    for (int k = 0; k < n; k++) {
+      double t = entry_time(s, &cand[k], x, b, y);
+      if (i > 0 && t < best[k])
+        best[k] = t;
     }
-  }
   free(x);
   free(y);
   free(b);
-  return tw < 0.95 * td;
+  int pick = 0;
+  for (int k = 1; k < n; k++)
+    if (best[k] < 0.95 * best[0] && best[k] < best[pick])
+      pick = k;
+  return pick;
 }
 
 /* A 2-D 3x3 Conv with unit strides and dilations, not grouped: the shape
@@ -319,38 +345,53 @@ static bool winograd_shape(const conv_dims *c, int xr) {
 }
 
 /* The Conv entry for x dims xd: direct convolution (channels-last, else
- * oneDNN's layouts) or Winograd, as algo asks: HET_CONV_ALGO_AUTO takes
- * Winograd where it timed at least 5% faster than direct here (1.4-2.2x
- * on ResNet's 3x3 Convs in the model on this CPU, slower on some small
- * ones); HET_CONV_ALGO_DIRECT neither builds nor times it. */
+ * oneDNN's layouts) or Winograd, as algo asks.  HET_CONV_ALGO_AUTO builds
+ * direct and every Winograd kernel oneDNN offers (F(2,3) and F(4,3) on
+ * AVX-512), times them here and keeps the fastest, Winograd only when at
+ * least 5% faster than direct: 1.4-2.2x on ResNet's 3x3 Convs in the
+ * model on this CPU; F(4,3) wins on large images with few channels,
+ * F(2,3) on 7x7 images with many, and both lose on some small ones.
+ * HET_CONV_ALGO_WINOGRAD takes oneDNN's first Winograd kernel untimed
+ * (the same on every run); HET_CONV_ALGO_DIRECT builds none. */
 static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
                               const int64_t *xd, int xr, const het_tensor *w,
                               bool bias, het_conv_algo algo, dnnl_entry *e) {
   conv_dims c;
   if (!conv_dims_init(node, xd, xr, w, &c))
     return false;
-  dnnl_primitive_desc_t wpd =
-      algo != HET_CONV_ALGO_DIRECT && winograd_shape(&c, xr)
-          ? conv_pd(s, &c, xd, xr, bias, PD_WINOGRAD)
-          : NULL;
-  dnnl_entry wino;
-  memset(&wino, 0, sizeof wino);
-  bool wino_ok = wpd && conv_entry_build(s, &c, xd, xr, w, wpd, &wino);
-  bool ok = false;
-  if (!wino_ok || algo != HET_CONV_ALGO_WINOGRAD) {
+  /* cand[0]: direct (unset under winograd); cand[1..]: Winograd */
+  dnnl_entry cand[1 + CONV_WINO_MAX];
+  dnnl_primitive_desc_t wpd[CONV_WINO_MAX];
+  memset(cand, 0, sizeof cand);
+  int nw = algo == HET_CONV_ALGO_DIRECT || !winograd_shape(&c, xr)
+               ? 0
+               : conv_pds(s, &c, xd, xr, bias, PD_WINOGRAD, wpd,
+                          algo == HET_CONV_ALGO_WINOGRAD ? 1 : CONV_WINO_MAX);
+  int n = 1;
+  for (int k = 0; k < nw; k++)
+    if (conv_entry_build(s, &c, xd, xr, w, wpd[k], &cand[n]))
+      n++;
+    else
+      entry_clear(&cand[n]);
+  bool direct = n == 1 || algo != HET_CONV_ALGO_WINOGRAD;
+  if (direct) {
     dnnl_primitive_desc_t pd = conv_pd(s, &c, xd, xr, bias, PD_DIRECT_CL);
     if (!pd)
       pd = conv_pd(s, &c, xd, xr, bias, PD_DIRECT_ANY);
-    ok = pd && conv_entry_build(s, &c, xd, xr, w, pd, e);
+    direct = pd && conv_entry_build(s, &c, xd, xr, w, pd, &cand[0]);
+    if (!direct)
+      entry_clear(&cand[0]);
   }
-  if (wino_ok && (!ok || algo == HET_CONV_ALGO_WINOGRAD ||
-                  winograd_faster(s, &wino, e))) {
-    entry_clear(e);
-    *e = wino;
-    return true;
-  }
-  entry_clear(&wino);
-  return ok;
+  int pick = !direct ? (n > 1 ? 1 : -1)
+             : n > 1 ? fastest_entry(s, cand, n)
+                     : 0;
+  for (int k = 0; k < n; k++)
+    if (k != pick)
+      entry_clear(&cand[k]);
+  if (pick < 0)
+    return false;
+  *e = cand[pick];
+  return true;
 }
 
 /* MatMul with 2-D constant B: A's leading dims fold into M. */
