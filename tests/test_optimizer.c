@@ -68,6 +68,16 @@ static const opt_case k_cases[] = {
      {{"Conv", 5}, {"LeakyRelu", 0}, {"HardSigmoid", 0}, {"Sigmoid", 0}}},
     {"resnet_block", HET_OPT_EXTENDED, 13,
      {{"FusedConv", 0}, {"Conv", 5}, {"Add", 2}, {"Relu", 1}, {"Clip", 0}}},
+    /* gen_fire.py: the MaxPool and the GlobalAveragePool move above their
+     * Concats; sq2 (2 parts) and sq3 (3 parts, Clip on the last) split
+     * into FusedConv chains; the wide Conv's Concat stays */
+    {"fire", HET_OPT_ALL, 17,
+     {{"Concat", 2}, {"MaxPool", 2}, {"GlobalAveragePool", 2},
+      {"FusedConv", 3}, {"Conv", 8}, {"Clip", 0}}},
+    {"fire_dyn", HET_OPT_ALL, 17,
+     {{"Concat", 2}, {"MaxPool", 2}, {"FusedConv", 3}, {"Conv", 8}}},
+    {"fire", HET_OPT_EXTENDED, 14,
+     {{"Concat", 4}, {"MaxPool", 1}, {"FusedConv", 0}, {"Relu", 0}}},
 };
 
 /* ---- helpers ---- */
@@ -132,6 +142,12 @@ START_TEST(test_stats) {
   g = load_graph("resnet_block", HET_OPT_ALL, &st);
   ck_assert_int_eq(st.conv_adds_fused, 2);
   ck_assert_int_eq(st.activations_fused, 3); /* relu1, clip3, relu2 */
+  ck_assert_int_eq(st.pools_below_concat, 0);
+  het_graph_destroy(g);
+  g = load_graph("fire", HET_OPT_ALL, &st);
+  ck_assert_int_eq(st.pools_below_concat, 2);
+  ck_assert_int_eq(st.concat_convs_split, 2);
+  ck_assert_int_eq(st.conv_adds_fused, 0);
   het_graph_destroy(g);
 }
 END_TEST

@@ -124,8 +124,7 @@ void het_opt_set_constant(het_graph *g, int v, het_tensor *t) {
   het_shape_set(&val->shape, t->rank, t->dims);
 }
 
-het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
-                                int *id) {
+het_status het_opt_fresh_value(het_graph *g, const char *base, int *id) {
   char name[256];
   snprintf(name, sizeof name, "%s", base);
   for (int k = 1; het_graph_find_value(g, name) >= 0; k++) {
@@ -134,10 +133,31 @@ het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
                        base);
     snprintf(name, sizeof name, "%s_%d", base, k);
   }
+  return het_graph_intern_value(g, name, id);
+}
+
+het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
+                                int *id) {
   int v;
-  HET_TRY(het_graph_intern_value(g, name, &v));
+  HET_TRY(het_opt_fresh_value(g, base, &v));
   het_opt_set_constant(g, v, t);
   *id = v;
+  return HET_OK;
+}
+
+het_status het_opt_add_node(het_opt *o, const het_node *node) {
+  het_graph *g = o->g;
+  bool *dead = realloc(o->dead, ((size_t)g->n_nodes + 2) * sizeof *dead);
+  if (!dead)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+  o->dead = dead;
+  int id;
+  HET_TRY(het_graph_add_node(g, node, &id));
+  o->dead[id] = o->dead[id + 1] = false;
+  for (int i = 0; i < node->n_inputs; i++)
+    if (node->inputs[i] >= 0 && node->inputs[i] < o->n_values)
+      o->uses[node->inputs[i]]++;
+  o->changes++;
   return HET_OK;
 }
 
@@ -145,7 +165,7 @@ het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
  * read (by a live node, a graph output or a subgraph). */
 void het_opt_remove_dead(het_opt *o) {
   het_graph *g = o->g;
-  for (int k = g->n_nodes - 1; k >= 0; k--) {
+  for (int k = o->n_nodes - 1; k >= 0; k--) {
     int n = g->order ? g->order[k] : k;
     const het_node *node = &g->nodes[n];
     if (o->dead[n] || het_opt_has_subgraph(node))

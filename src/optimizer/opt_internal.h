@@ -20,7 +20,8 @@ typedef struct het_opt {
   int *uses;       /* per value: number of live node inputs reading it */
   bool *pinned;    /* per value: graph output or read by a subgraph */
   int n_values;    /* entries in uses/pinned (values added later: none) */
-  int n_nodes;     /* entries in dead */
+  int n_nodes;     /* nodes as of the last refresh/compact (g->order's
+                      length once validated); dead may hold more */
   het_optimize_stats *stats;
   int changes;     /* rewrites made in the current round */
 } het_opt;
@@ -47,6 +48,13 @@ void het_opt_kill_node(het_opt *o, int n);
  * (first) output value instead and n is killed. */
 void het_opt_absorb_next(het_opt *o, int c, int n);
 
+/* Interns a new value named after base (base, base_1, ...): no producer,
+ * dtype and shape unknown until the round's shape inference. */
+het_status het_opt_fresh_value(het_graph *g, const char *base, int *id);
+/* Appends node (arrays in g->arena) to g, live, its input uses counted.
+ * g->nodes may move.  Nodes added in a round are not in g->order: later
+ * passes of the round (het_opt_remove_dead included) do not visit them. */
+het_status het_opt_add_node(het_opt *o, const het_node *node);
 /* Interns a fresh value named after base (base, base_1, ...) holding t as
  * a constant initializer (graph takes ownership of t on success). */
 het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
@@ -67,6 +75,7 @@ het_status het_opt_fold_constants(het_opt *o);
 het_status het_opt_fuse_batchnorm(het_opt *o);
 het_status het_opt_fuse_activations(het_opt *o);
 het_status het_opt_fuse_conv_add(het_opt *o); /* opt_conv_add.c */
+het_status het_opt_split_concats(het_opt *o);  /* opt_concat.c */
 het_status het_opt_fuse_nlp(het_opt *o);      /* opt_nlp*.c: Gelu,
                                                  LayerNorm, attention,
                                                  MatMul+Add */

@@ -20,7 +20,8 @@ enum {
                            Relu/Clip fused into the Conv before */
   HET_OPT_ALL = 3,      /* extended + fusions into hetrt-domain ops:
                            Conv+Add(+act), Gelu, LayerNorm, attention,
-                           MatMul+Add (the default) */
+                           MatMul+Add; channel Concats taken apart before
+                           a pool or Conv (the default) */
 };
 
 /* What het_optimize did (counts over all rounds). */
@@ -32,6 +33,8 @@ typedef struct het_optimize_stats {
   int batchnorms_fused;     /* BatchNormalization folded into Conv */
   int activations_fused;    /* Relu/Clip taken over by the Conv before */
   int conv_adds_fused;      /* Add (+Relu/Clip) taken over by a Conv */
+  int pools_below_concat;   /* pool(Concat) → Concat(pools) */
+  int concat_convs_split;   /* Conv(Concat) → chain of partial Convs */
   int gelus_fused;          /* Erf-form Gelu patterns → hetrt.Gelu */
   int layernorms_fused;     /* ReduceMean/Sub/Pow/Sqrt/Div patterns */
   int attentions_fused;     /* MatMul→scale→Softmax→MatMul patterns */
