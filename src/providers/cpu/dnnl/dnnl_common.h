@@ -8,6 +8,7 @@
 #define HET_CPU_DNNL_COMMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <dnnl.h>
 
@@ -20,6 +21,7 @@ typedef struct het_dnnl_prim {
   dnnl_primitive_t prim;
   dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
   void *w;
+  uint64_t id; /* unique per het_dnnl_prim_init: keys per-thread memories */
 } het_dnnl_prim;
 
 /* Fills p's descriptors from pd and creates the primitive; destroys pd. */
