@@ -363,6 +363,20 @@ START_TEST(test_winograd_runs_and_agrees) {
 END_TEST
 #endif
 
+/* A 3-channel NCHW graph input read by an NHWC Conv primitive: the
+ * provider's own plane interleave (vector body and tail, batch 2) under
+ * either layout and conv algorithm matches the torch reference. */
+START_TEST(test_rgb_input_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *dir = HETRT_TEST_DATA "/optimizer/rgb_input";
+  opt_session_case(env, dir, "all", "auto", "direct");
+  opt_session_case(env, dir, "all", "auto", "auto");
+  opt_session_case(env, dir, "none", "nchw", "direct");
+  het_env_destroy(env);
+}
+END_TEST
+
 START_TEST(test_bad_conv_algo_option) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
@@ -388,6 +402,7 @@ static Suite *layout_suite(void) {
 #ifdef HETRT_HAVE_DNNL
   tcase_add_test(core, test_winograd_runs_and_agrees);
 #endif
+  tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);
   suite_add_tcase(s, core);
   return s;
