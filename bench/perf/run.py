@@ -2,7 +2,8 @@
 """run.py — hetrt vs ONNX Runtime vs PyTorch CPU inference benchmark.
 
 Usage: /usr/bin/python3 bench/perf/run.py [--build DIR] [--threads 1,2] [--runs N]
-       [--warmup W] [--rounds K] [--models a,b] [--models-dir DIR] [--write-results]
+       [--warmup W] [--rounds K] [--models a,b] [--models-dir DIR] [--pin]
+       [--write-results]
 
 Generates the models (gen_models.py, random weights) if missing, then runs
 them interleaved: for each round, for each model and thread count, hetrt
@@ -35,10 +36,19 @@ RUNTIMES = ("hetrt", "ort", "torch")
 CHILD_TIMEOUT_S = 900
 
 
-def run_child(cmd):
-    """Runs cmd; returns (rc, combined output, peak RSS in MiB, wall s)."""
+PIN_CPUS = None  # --pin: the child runs on CPUs 0 .. threads-1 (set in main)
+
+
+def run_child(cmd, threads=None):
+    """Runs cmd; returns (rc, combined output, peak RSS in MiB, wall s).
+    With --pin, the child is bound to CPUs 0 .. threads-1 before exec."""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+    pin = None
+    if PIN_CPUS and threads:
+        cpus = set(range(threads))
+        pin = lambda: os.sched_setaffinity(0, cpus)  # noqa: E731
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+                         preexec_fn=pin)
     try:
         out = p.stdout.read().decode("utf-8", "replace")  # until the child closes it
     finally:
@@ -51,7 +61,7 @@ def run_child(cmd):
 def bench_hetrt(args, path, threads):
     cmd = [os.path.join(args.build, "hetrt"), "bench", path, "--threads", str(threads),
            "--warmup", str(args.warmup), "--runs", str(args.runs)]
-    rc, out, rss, _ = run_child(cmd)
+    rc, out, rss, _ = run_child(cmd, threads)
     med = re.search(r"^median_ms=([0-9.]+)", out, re.M)
     cre = re.search(r"^session_create_ms=([0-9.]+)", out, re.M)
     if rc or not med:
@@ -80,7 +90,7 @@ def parse_json_line(out):
 def bench_ort(args, path, threads):
     cmd = ["node", os.path.join(HERE, "ort_bench.js"), path, "--threads", str(threads),
            "--warmup", str(args.warmup), "--runs", str(args.runs)]
-    rc, out, rss, _ = run_child(cmd)
+    rc, out, rss, _ = run_child(cmd, threads)
     j = parse_json_line(out)
     if rc or not j:
         return {"error": out.strip().splitlines()[-1:] or ["rc=%d" % rc]}
@@ -90,7 +100,7 @@ def bench_ort(args, path, threads):
 def bench_torch(args, name, threads):
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-child", name, "--threads",
            str(threads), "--warmup", str(args.warmup), "--runs", str(args.runs)]
-    rc, out, rss, _ = run_child(cmd)
+    rc, out, rss, _ = run_child(cmd, threads)
     j = parse_json_line(out)
     if rc or not j:
         return {"error": out.strip().splitlines()[-1:] or ["rc=%d" % rc]}
@@ -224,7 +234,10 @@ NOTES = """Notes:
   model by model (hetrt, ORT, torch) so load changes hit all three alike.
 - The machine has 2 vCPUs shared with other engineers' builds and tests: the
   second vCPU is not dedicated, so the 2-thread rows (if any) are noisy and
-  even the 1-thread numbers carry some interference.
+  even the 1-thread numbers carry some interference.  With --pin every child
+  runs on CPUs 0..threads-1 (sched_setaffinity), so all runtimes get the
+  same cores; unpinned, the scheduler picks, and on 2026-12-02 the same
+  SqueezeNet run took 4.2 ms on vCPU 0 and 6.3 ms on vCPU 1.
 - Start-up: hetrt `het_session_create` (load + optimise + plan); ORT
   `InferenceSession.create` (graph optimisation level all); torch = building
   the eager nn.Module with random weights (not comparable: no file is read).
@@ -270,6 +283,8 @@ def parse_args():
     ap.add_argument("--models", default=",".join(gen_models.MODELS))
     ap.add_argument("--models-dir", default=os.path.join(HERE, "models"))
     ap.add_argument("--runtimes", default=",".join(RUNTIMES))
+    ap.add_argument("--pin", action="store_true",
+                    help="bind each child to CPUs 0..threads-1 (every runtime on the same cores)")
     ap.add_argument("--write-results", action="store_true")
     ap.add_argument("--no-gflop", action="store_true", help="skip the GFLOP column")
     ap.add_argument("--torch-child", metavar="MODEL", help=argparse.SUPPRESS)
@@ -278,7 +293,9 @@ def parse_args():
 
 
 def main():
+    global PIN_CPUS
     args = parse_args()
+    PIN_CPUS = args.pin
     threads_list = [int(t) for t in args.threads.split(",")]
     if args.gflop_child:
         print(json.dumps({m: count_gflop(m) for m in args.gflop_child.split(",")}))
