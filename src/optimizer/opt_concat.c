@@ -44,10 +44,20 @@ static int channel_concat(const het_opt *o, int v) {
   return c;
 }
 
+/* True when n has a tensor-valued attribute: the rewrites share a node's
+ * attributes with its replacements, and compaction frees the tensors of
+ * the dead original. */
+static bool has_tensor_attr(const het_node *n) {
+  for (int a = 0; a < n->n_attrs; a++)
+    if (n->attrs[a].t || n->attrs[a].tensors)
+      return true;
+  return false;
+}
+
 static bool is_pool(const het_node *n) {
   static const char *const ops[] = {"MaxPool", "AveragePool",
                                     "GlobalMaxPool", "GlobalAveragePool"};
-  if (*n->domain || n->n_inputs != 1)
+  if (*n->domain || n->n_inputs != 1 || has_tensor_attr(n))
     return false;
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(n->op_type, ops[i]) == 0)
@@ -123,6 +133,7 @@ static bool splittable_conv(const het_opt *o, int c, const het_node *conv) {
   int w = het_node_input(conv, 1), b = het_node_input(conv, 2);
   if (*conv->domain || strcmp(conv->op_type, "Conv") != 0 ||
       conv->n_outputs != 1 || y < 0 || conv->n_inputs > 3 ||
+      has_tensor_attr(conv) ||
       het_node_attr_int(conv, "group", 1) != 1 ||
       !het_opt_is_constant(g, w) || (b >= 0 && !het_opt_is_constant(g, b)))
     return false;

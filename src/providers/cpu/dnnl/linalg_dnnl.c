@@ -203,8 +203,14 @@ static bool conv_dims_init(const het_node *node, const int64_t *xd, int xr,
  * the layouts it picks (blocked; the entry reorders at its edges). */
 typedef enum { PD_DIRECT_CL, PD_DIRECT_ANY, PD_WINOGRAD } conv_pd_mode;
 
-/* Winograd kernels tried per Conv under auto (oneDNN 2.6 has two). */
+/* Winograd kernels tried per Conv under auto (oneDNN 2.6 has two), on
+ * images of at least CONV_WINO_ALL_PIXELS output pixels; smaller ones try
+ * oneDNN's first only.  F(4,3) beat F(2,3) here on 55x55 and 56x56 images
+ * and lost on 14x14 and 7x7 ones (hot-cache microbenchmark), and building
+ * and timing it on ResNet-18's 256- and 512-channel layers doubled session
+ * creation (1.35 → 2.78 s) and added 80 MB of peak RSS. */
 #define CONV_WINO_MAX 3
+#define CONV_WINO_ALL_PIXELS (27 * 27)
 
 /* Up to max primitive descriptors for mode, in oneDNN's order of
  * preference (for Winograd: F(2,3) before F(4,3) where both apply; the
@@ -357,11 +363,10 @@ static bool winograd_shape(const conv_dims *c, int xr) {
 
 /* The Conv entry for x dims xd: direct convolution (channels-last, else
  * oneDNN's layouts) or Winograd, as algo asks.  HET_CONV_ALGO_AUTO builds
- * direct and every Winograd kernel oneDNN offers (F(2,3) and F(4,3) on
- * AVX-512), times them here and keeps the fastest, Winograd only when at
- * least 5% faster than direct: 1.4-2.2x on ResNet's 3x3 Convs in the
- * model on this CPU; F(4,3) wins on large images with few channels,
- * F(2,3) on 7x7 images with many, and both lose on some small ones.
+ * direct and the Winograd kernels oneDNN offers (F(2,3) and F(4,3) on
+ * AVX-512; see CONV_WINO_MAX), times them here and keeps the fastest,
+ * Winograd only when at least 5% faster than direct: 1.4-2.2x on ResNet's
+ * 3x3 Convs in the model on this CPU, slower on some small ones.
  * HET_CONV_ALGO_WINOGRAD takes oneDNN's first Winograd kernel untimed
  * (the same on every run); HET_CONV_ALGO_DIRECT builds none. */
 static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
@@ -374,10 +379,12 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   dnnl_entry cand[1 + CONV_WINO_MAX];
   dnnl_primitive_desc_t wpd[CONV_WINO_MAX];
   memset(cand, 0, sizeof cand);
+  bool wide = c.y[2] * c.y[3] >= CONV_WINO_ALL_PIXELS;
   int nw = algo == HET_CONV_ALGO_DIRECT || !winograd_shape(&c, xr)
                ? 0
                : conv_pds(s, &c, xd, xr, bias, PD_WINOGRAD, wpd,
-                          algo == HET_CONV_ALGO_WINOGRAD ? 1 : CONV_WINO_MAX);
+                          algo == HET_CONV_ALGO_AUTO && wide ? CONV_WINO_MAX
+                                                             : 1);
   int n = 1;
   for (int k = 0; k < nw; k++)
     if (conv_entry_build(s, &c, xd, xr, w, wpd[k], &cand[n]))
