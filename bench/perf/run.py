@@ -169,8 +169,9 @@ def best(results, key):
 
 def make_table(args, models, threads_list, res, gflop, ort_ok):
     hdr = ("| model | threads | GFLOP | hetrt ms | ORT ms | torch ms | hetrt/ORT | hetrt/torch "
-           "| start-up ms hetrt / ORT / torch | peak RSS MiB hetrt / ORT / torch |")
-    lines = [hdr, "|" + "---|" * 10]
+           "| GFLOP/s hetrt / ORT | start-up ms hetrt / ORT / torch "
+           "| peak RSS MiB hetrt / ORT / torch |")
+    lines = [hdr, "|" + "---|" * 11]
     for t in threads_list:
         for m in models:
             r = {rt: res.get((m, t, rt), []) for rt in RUNTIMES}
@@ -183,10 +184,13 @@ def make_table(args, models, threads_list, res, gflop, ort_ok):
                     ms[rt] = None
                     print("  %s %s t=%d failed: %s" % (rt, m, t, errs[0]), file=sys.stderr)
             ratio = lambda a, b: "%.2f" % (a / b) if a and b else "-"  # noqa: E731
-            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s |" % (
+            rate = lambda ms_: "%.0f" % (1e3 * gflop[m] / ms_) if ms_ and gflop.get(m) else "-"  # noqa: E731,E501
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s / %s "
+                         "| %s / %s / %s |" % (
                 m, t, fmt(gflop.get(m)), fmt(ms["hetrt"]),
                 fmt(ms["ort"]) if ort_ok else "n/a", fmt(ms["torch"]),
                 ratio(ms["hetrt"], ms["ort"]), ratio(ms["hetrt"], ms["torch"]),
+                rate(ms["hetrt"]), rate(ms["ort"]) if ort_ok else "n/a",
                 fmt(st["hetrt"], "%.0f"), fmt(st["ort"], "%.0f") if ort_ok else "n/a",
                 fmt(st["torch"], "%.0f"), fmt(rss["hetrt"], "%.0f"),
                 fmt(rss["ort"], "%.0f") if ort_ok else "n/a", fmt(rss["torch"], "%.0f")))
@@ -251,7 +255,8 @@ NOTES = """Notes:
   a weak reference for convolutions, and its OpenMP threads spin badly on the
   shared second vCPU, so ORT is the meaningful comparison.
 - GFLOP: 2 x multiply-adds of Conv/Linear/attention matmuls (torch hooks),
-  counted as direct convolution.  hetrt runs 3x3 stride-1 Convs as Winograd
+  counted as direct convolution; GFLOP/s = GFLOP / median time (one core's
+  AVX-512 FMA peak here is about 221).  hetrt runs 3x3 stride-1 Convs as Winograd
   where that timed faster at session creation (cpu.conv_algo=auto, the
   default), which does fewer multiplies: GFLOP / time is then an effective
   rate, not the FMA units' throughput.
