@@ -54,22 +54,13 @@ NLP_INLINE vf vexp(vf x) {
   return p * (vf)bits;
 }
 
-/* erf(x): x * P(x^2) / Q(x^2) on [-4, 4] (+-1 in float beyond). */
+/* erf(x): x * P(x^2) / Q(x^2) on [-4, 4] (+-1 in float beyond; simd.h's
+ * HET_ERF_* coefficients). */
 NLP_INLINE vf verf(vf x) {
   x = vmax(vmin(x, vsplat(4.0f)), vsplat(-4.0f));
   vf x2 = x * x;
-  vf p = vsplat(-2.72614225801306e-10f);
-  p = p * x2 + 2.77068142495902e-08f;
-  p = p * x2 + -2.10102402082508e-06f;
-  p = p * x2 + -5.69250639462346e-05f;
-  p = p * x2 + -7.34990630326855e-04f;
-  p = p * x2 + -2.95459980854025e-03f;
-  p = p * x2 + -1.60960333262415e-02f;
-  vf q = vsplat(-1.45660718464996e-05f);
-  q = q * x2 + -2.13374055278905e-04f;
-  q = q * x2 + -1.68282697438203e-03f;
-  q = q * x2 + -7.37332916720468e-03f;
-  q = q * x2 + -1.42647390514189e-02f;
+  vf p = vsplat(HET_ERF_P0), q = vsplat(HET_ERF_Q0);
+  HET_ERF_HORNER(x2, p, q);
   return x * p / q;
 }
 

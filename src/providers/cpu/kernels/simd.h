@@ -86,24 +86,34 @@ HET_SIMD_INLINE float het_simd_tanhf(float x) {
   return x != x ? x : copysignf(t, x);
 }
 
+/* The rational erf approximation on x clamped to [-4, 4]:
+ * erf(x) = x * P(x^2) / Q(x^2).  p and q (float or vector variables)
+ * start at HET_ERF_P0 / HET_ERF_Q0; HET_ERF_HORNER finishes both.  Shared
+ * by het_simd_erff and nlp_vec.c's 16-lane erf. */
+#define HET_ERF_P0 (-2.72614225801306e-10f)
+#define HET_ERF_Q0 (-1.45660718464996e-05f)
+#define HET_ERF_HORNER(x2, p, q)                                               \
+  do {                                                                         \
+    p = p * (x2) + 2.77068142495902e-08f;                                      \
+    p = p * (x2) + -2.10102402082508e-06f;                                     \
+    p = p * (x2) + -5.69250639462346e-05f;                                     \
+    p = p * (x2) + -7.34990630326855e-04f;                                     \
+    p = p * (x2) + -2.95459980854025e-03f;                                     \
+    p = p * (x2) + -1.60960333262415e-02f;                                     \
+    q = q * (x2) + -2.13374055278905e-04f;                                     \
+    q = q * (x2) + -1.68282697438203e-03f;                                     \
+    q = q * (x2) + -7.37332916720468e-03f;                                     \
+    q = q * (x2) + -1.42647390514189e-02f;                                     \
+  } while (0)
+
 /* erf: odd polynomial over even polynomial on [-4, 4] (the rational fast
  * erf of Eigen/XLA); erf saturates to +-1 in float beyond.  Max relative
  * error about 5e-7; NaN stays NaN. */
 HET_SIMD_INLINE float het_simd_erff(float x) {
   float c = x < -4.0f ? -4.0f : x > 4.0f ? 4.0f : x;
   float x2 = c * c;
-  float p = -2.72614225801306e-10f;
-  p = p * x2 + 2.77068142495902e-08f;
-  p = p * x2 + -2.10102402082508e-06f;
-  p = p * x2 + -5.69250639462346e-05f;
-  p = p * x2 + -7.34990630326855e-04f;
-  p = p * x2 + -2.95459980854025e-03f;
-  p = p * x2 + -1.60960333262415e-02f;
-  float q = -1.45660718464996e-05f;
-  q = q * x2 + -2.13374055278905e-04f;
-  q = q * x2 + -1.68282697438203e-03f;
-  q = q * x2 + -7.37332916720468e-03f;
-  q = q * x2 + -1.42647390514189e-02f;
+  float p = HET_ERF_P0, q = HET_ERF_Q0;
+  HET_ERF_HORNER(x2, p, q);
   return p / q * c; /* not (p * c) / q: keeps tiny x off the subnormals */
 }
 
