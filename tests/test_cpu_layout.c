@@ -361,6 +361,48 @@ START_TEST(test_winograd_runs_and_agrees) {
   het_graph_destroy(g);
 }
 END_TEST
+
+/* How many primitives the Conv named name of g was chosen from under
+ * algo (plain layouts). */
+static int conv_candidates(const het_graph *g, const char *name,
+                           het_conv_algo algo) {
+  const het_node *n = &g->nodes[node_named(g, name)];
+  het_cpu_prep prep = {.conv_algo = algo};
+  void *state = NULL;
+  ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
+                "%s", het_last_error());
+  int k = het_dnnl_conv_candidates(state);
+  het_dnnl_state_destroy(state);
+  return k;
+}
+
+/* auto chooses a 55x55 3x3 Conv's primitive from direct and every
+ * Winograd kernel oneDNN has (F(2,3) and F(4,3) on AVX-512), a 13x13
+ * one's from direct and oneDNN's first Winograd kernel; winograd and
+ * direct build one.  The conv_wide session matches the torch reference
+ * under each algorithm. */
+START_TEST(test_winograd_candidates) {
+  het_graph *wide =
+      load_model(HETRT_TEST_DATA "/optimizer/conv_wide/model.onnx");
+  het_graph *small = load_all();
+  bool avx512 = __builtin_cpu_supports("avx512f");
+  ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_AUTO),
+                   avx512 ? 3 : 1);
+  ck_assert_int_eq(conv_candidates(small, "conv1", HET_CONV_ALGO_AUTO),
+                   avx512 ? 2 : 1);
+  ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_WINOGRAD), 1);
+  ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_DIRECT), 1);
+  het_graph_destroy(wide);
+  het_graph_destroy(small);
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *algos[] = {"auto", "direct", "winograd"};
+  for (int i = 0; i < 3; i++)
+    opt_session_case(env, HETRT_TEST_DATA "/optimizer/conv_wide", "all",
+                     "auto", algos[i]);
+  het_env_destroy(env);
+}
+END_TEST
 #endif
 
 /* A 3-channel NCHW graph input read by an NHWC Conv primitive: the
@@ -401,6 +443,7 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_conv_algo_sessions);
 #ifdef HETRT_HAVE_DNNL
   tcase_add_test(core, test_winograd_runs_and_agrees);
+  tcase_add_test(core, test_winograd_candidates);
 #endif
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);

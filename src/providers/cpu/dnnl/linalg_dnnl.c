@@ -51,6 +51,7 @@ typedef struct dnnl_entry {
    * runs instead, on rgb_n images of rgb_hw pixels. */
   bool rgb;
   int64_t rgb_n, rgb_hw;
+  int n_cand; /* primitives built to choose this one from */
   dnnl_primitive_t z_r; /* residual: user Y layout → primitive's dst */
 } dnnl_entry;
 
@@ -409,6 +410,7 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   if (pick < 0)
     return false;
   *e = cand[pick];
+  e->n_cand = (direct ? 1 : 0) + n - 1;
   return true;
 }
 
@@ -586,6 +588,11 @@ const char *het_dnnl_conv_impl(const void *state) {
           dnnl_success)
     return NULL;
   return impl;
+}
+
+int het_dnnl_conv_candidates(const void *state) {
+  const het_dnnl_state *s = state;
+  return s && s->n > 0 && s->entries[0].ok ? s->entries[0].n_cand : 0;
 }
 
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node) {

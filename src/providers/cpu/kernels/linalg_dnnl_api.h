@@ -29,6 +29,9 @@ het_status het_dnnl_conv_prepare_with(const het_graph *graph,
 /* The oneDNN implementation the node's first primitive runs (e.g.
  * "jit_wino_4x3:avx512_core"), or NULL; for tests and diagnostics. */
 const char *het_dnnl_conv_impl(const void *state);
+/* How many primitives the node's first one was chosen from (direct plus
+ * the Winograd kernels tried; cpu.conv_algo), 0 without one; for tests. */
+int het_dnnl_conv_candidates(const void *state);
 /* True when the Conv/FusedConv node runs on oneDNN (float32, constant
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);
