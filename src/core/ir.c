@@ -398,6 +398,27 @@ float het_node_attr_float(const het_node *n, const char *name, float dflt) {
   return dflt;
 }
 
+void het_node_act_params(const het_node *n, float *alpha, float *beta) {
+  const char *op = n->op_type;
+  float da = 0.0f, db = 0.0f;
+  if (strcmp(op, "Shrink") == 0) {
+    *alpha = het_node_attr_float(n, "lambd", 0.5f);
+    *beta = het_node_attr_float(n, "bias", 0.0f);
+    return;
+  }
+  if (strcmp(op, "LeakyRelu") == 0)
+    da = 0.01f;
+  else if (strcmp(op, "Elu") == 0 || strcmp(op, "Celu") == 0 ||
+           strcmp(op, "ThresholdedRelu") == 0)
+    da = 1.0f;
+  else if (strcmp(op, "Selu") == 0)
+    da = 1.67326319217681884765625f;
+  else if (strcmp(op, "HardSigmoid") == 0)
+    da = 0.2f, db = 0.5f;
+  *alpha = het_node_attr_float(n, "alpha", da);
+  *beta = het_node_attr_float(n, "beta", db);
+}
+
 const char *het_node_attr_string(const het_node *n, const char *name) {
   const het_attr *a = het_node_find_attr(n, name);
   return a && a->type == HET_ATTR_STRING ? a->s : NULL;

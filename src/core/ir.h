@@ -176,6 +176,11 @@ const int64_t *het_node_attr_ints(const het_node *n, const char *name,
                                   size_t *count);
 const float *het_node_attr_floats(const het_node *n, const char *name,
                                   size_t *count);
+/* An activation node's "alpha" and "beta" with ONNX's defaults for its op
+ * (LeakyRelu alpha 0.01; Elu, Celu, ThresholdedRelu 1; Selu 1.67326...;
+ * HardSigmoid 0.2 and 0.5; 0 otherwise); Shrink's "lambd" (0.5) and
+ * "bias" (0) come back as alpha and beta. */
+void het_node_act_params(const het_node *n, float *alpha, float *beta);
 
 /* het_error with "node 'name' (Op): " in front of the formatted message:
  * the one place node-level errors are worded (inference, kernels). */

@@ -49,10 +49,8 @@ static bool het_opt_act_parse(const het_graph *g, const het_node *act,
   *a = (het_opt_act){NULL, -INFINITY, INFINITY, 0.0f, 0.0f};
   for (int i = 0; named[i]; i++)
     if (strcmp(act->op_type, named[i]) == 0) {
-      bool hs = strcmp(named[i], "HardSigmoid") == 0;
       a->op = named[i];
-      a->alpha = het_node_attr_float(act, "alpha", hs ? 0.2f : 0.01f);
-      a->beta = het_node_attr_float(act, "beta", 0.5f);
+      het_node_act_params(act, &a->alpha, &a->beta);
       return true;
     }
   if (strcmp(act->op_type, "Relu") == 0) {

@@ -116,25 +116,8 @@ HET_EW_FLOATS(HET_EW_UN_BOOL, IsInf, ISINF_F)
 
 /* Attribute values with the op's defaults. */
 static het_ew_params het_ew_unary_params(const het_node *n) {
-  const char *op = n->op_type;
   het_ew_params p = {0};
-  float da = 0.0f, db = 0.0f;
-  if (strcmp(op, "LeakyRelu") == 0)
-    da = 0.01f;
-  else if (strcmp(op, "Elu") == 0 || strcmp(op, "Celu") == 0 ||
-           strcmp(op, "ThresholdedRelu") == 0)
-    da = 1.0f;
-  else if (strcmp(op, "Selu") == 0)
-    da = 1.67326319217681884765625f;
-  else if (strcmp(op, "HardSigmoid") == 0)
-    da = 0.2f, db = 0.5f;
-  if (strcmp(op, "Shrink") == 0) {
-    p.alpha = het_node_attr_float(n, "lambd", 0.5f);
-    p.beta = het_node_attr_float(n, "bias", 0.0f);
-  } else {
-    p.alpha = het_node_attr_float(n, "alpha", da);
-    p.beta = het_node_attr_float(n, "beta", db);
-  }
+  het_node_act_params(n, &p.alpha, &p.beta);
   p.gamma = het_node_attr_float(n, "gamma", 1.05070102214813232421875f);
   p.detect_pos = het_node_attr_int(n, "detect_positive", 1) != 0;
   p.detect_neg = het_node_attr_int(n, "detect_negative", 1) != 0;
