@@ -5,14 +5,14 @@ followed by one of the activations opt_activation.c fuses by name
 Tanh), 16 channels at 9x9 (so the CPU layout pass runs them NHWC on
 oneDNN), with a torch reference; at level extended every activation goes
 into its Conv."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(77)
 x = (rng.standard_normal((1, 16, 9, 9)) * 2).astype(np.float32)
 ws = [(rng.standard_normal((16, 16, 3, 3)) * 0.15).astype(np.float32)
@@ -45,10 +45,4 @@ with torch.no_grad():
     for i, fn in enumerate(fns):
         h = fn(t.conv2d(h, torch.from_numpy(ws[i]), torch.from_numpy(bs[i]),
                         padding=1))
-out = os.path.join(HERE, "conv_acts")
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-onnx.save_tensor(numpy_helper.from_array(x, "x"),
-                 os.path.join(out, "test_data_set_0", "input_0.pb"))
-onnx.save_tensor(numpy_helper.from_array(h.numpy(), "y"),
-                 os.path.join(out, "test_data_set_0", "output_0.pb"))
+save_case("conv_acts", model, [("x", x)], [("y", h.numpy())])

@@ -2,14 +2,14 @@
 """gen_conv_clip.py — the conv_clip optimizer case: Conv -> Clip(0, 6)
 (opset 13, bounds as constant inputs) -> Conv -> Relu, with a torch
 reference; the optimizer fuses both activations into their Convs."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(1234)
 x = (rng.standard_normal((1, 3, 8, 8)) * 3).astype(np.float32)
 w1 = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
@@ -35,9 +35,4 @@ t = torch.nn.functional
 with torch.no_grad():
     r1 = t.conv2d(torch.from_numpy(x), torch.from_numpy(w1), padding=1).clamp(0, 6)
     y = t.conv2d(r1, torch.from_numpy(w2), torch.from_numpy(b2)).clamp(min=0)
-out = os.path.join(HERE, "conv_clip")
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-for name, arr, vname in [("input_0", x, "x"), ("output_0", y.numpy(), "y")]:
-    with open(os.path.join(out, "test_data_set_0", name + ".pb"), "wb") as f:
-        f.write(numpy_helper.from_array(arr, vname).SerializeToString())
+save_case("conv_clip", model, [("x", x)], [("y", y.numpy())])

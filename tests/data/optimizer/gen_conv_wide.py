@@ -4,14 +4,14 @@ image, 16 -> 64 channels (SqueezeNet's first expand3x3), where
 cpu.conv_algo=auto builds and times both of oneDNN's Winograd kernels
 (F(2,3), F(4,3)) against direct; Relu, then GlobalAveragePool.  Torch
 reference."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(1357)
 x = rng.standard_normal((1, 16, 55, 55)).astype(np.float32)
 w = (rng.standard_normal((64, 16, 3, 3)) * 0.2).astype(np.float32)
@@ -32,10 +32,4 @@ F = torch.nn.functional
 with torch.no_grad():
     y = F.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b),
                  padding=1).relu().mean(dim=(2, 3), keepdim=True)
-out = os.path.join(HERE, "conv_wide")
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-onnx.save_tensor(numpy_helper.from_array(x, "x"),
-                 os.path.join(out, "test_data_set_0", "input_0.pb"))
-onnx.save_tensor(numpy_helper.from_array(y.numpy(), "y"),
-                 os.path.join(out, "test_data_set_0", "output_0.pb"))
+save_case("conv_wide", model, [("x", x)], [("y", y.numpy())])

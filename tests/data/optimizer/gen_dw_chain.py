@@ -2,14 +2,14 @@
 """gen_dw_chain.py — the dw_chain case: 1x1 Conv -> depthwise 3x3 Conv ->
 1x1 Conv (a MobileNet block, 16 channels at 10x10), with a torch
 reference; test_cpu_layout.c plans its layouts."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(5)
 x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
 w1 = (rng.standard_normal((16, 8, 1, 1)) * 0.3).astype(np.float32)
@@ -35,10 +35,4 @@ with torch.no_grad():
     a = t.conv2d(torch.from_numpy(x), torch.from_numpy(w1))
     d = t.conv2d(a, torch.from_numpy(wd), padding=1, groups=16)
     y = t.conv2d(d, torch.from_numpy(w2))
-out = os.path.join(HERE, "dw_chain")
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-onnx.save_tensor(numpy_helper.from_array(x, "x"),
-                 os.path.join(out, "test_data_set_0", "input_0.pb"))
-onnx.save_tensor(numpy_helper.from_array(y.numpy(), "y"),
-                 os.path.join(out, "test_data_set_0", "output_0.pb"))
+save_case("dw_chain", model, [("x", x)], [("y", y.numpy())])

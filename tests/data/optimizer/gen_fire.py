@@ -11,14 +11,14 @@ for opt_concat.c, with a torch reference.
   Concat(t1, t2) -> wide 1x1 (40 channels: output too large, kept) -> y2
   Concat(s2, t1) -> GlobalAveragePool -> y3    (pool moves, Concat stays)
 Also writes fire_dyn: the same model with a symbolic batch N."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(777)
 
 
@@ -100,19 +100,9 @@ with torch.no_grad():
     y3 = torch.cat([s2, t1], 1).mean(dim=(2, 3), keepdim=True)
 
 
-def save(dirname, model):
-    out = os.path.join(HERE, dirname)
-    os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-    onnx.save(model, os.path.join(out, "model.onnx"))
-    onnx.save_tensor(numpy_helper.from_array(x, "x"),
-                     os.path.join(out, "test_data_set_0", "input_0.pb"))
-    for i, (name, v) in enumerate([("y1", y1), ("y2", y2), ("y3", y3)]):
-        onnx.save_tensor(numpy_helper.from_array(v.numpy(), name),
-                         os.path.join(out, "test_data_set_0", f"output_{i}.pb"))
-
-
-save("fire", model)
+outputs = [("y1", y1.numpy()), ("y2", y2.numpy()), ("y3", y3.numpy())]
+save_case("fire", model, [("x", x)], outputs)
 for vi in list(model.graph.input) + list(model.graph.output):
     vi.type.tensor_type.shape.dim[0].dim_param = "N"
 onnx.checker.check_model(model)
-save("fire_dyn", model)
+save_case("fire_dyn", model, [("x", x)], outputs)

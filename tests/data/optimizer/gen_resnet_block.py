@@ -13,14 +13,14 @@ Channel counts (12, 20, 24) are not multiples of 16, H = W = 13 is odd.
 Also writes resnet_block_dyn: the same model with a symbolic batch N.
 conv4's bias (+5), small weights and a positive scale keep y1 and y2 away
 from cancellation, so float32 rounding stays inside rtol 1e-3."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(4321)
 
 
@@ -81,25 +81,12 @@ with torch.no_grad():
     c3 = t.conv2d(p, T["w3"], T["b3"]).clamp(0, 6)
     y1 = t.conv2d(c3, T["w4"], T["b4"], padding=1) + c3 * T["scale"]
     y2 = t.linear(y1.mean(dim=(2, 3)), T["wg"], T["bg"])
-out = os.path.join(HERE, "resnet_block")
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-for i, (name, a) in enumerate([("x", x)]):
-    onnx.save_tensor(numpy_helper.from_array(a, name),
-                     os.path.join(out, "test_data_set_0", f"input_{i}.pb"))
-for i, (name, a) in enumerate([("y1", y1.numpy()), ("y2", y2.numpy())]):
-    onnx.save_tensor(numpy_helper.from_array(a, name),
-                     os.path.join(out, "test_data_set_0", f"output_{i}.pb"))
+outputs = [("y1", y1.numpy()), ("y2", y2.numpy())]
+save_case("resnet_block", model, [("x", x)], outputs)
 
 # resnet_block_dyn: the same graph with a symbolic batch "N" (the layout
 # pass and the Conv+Add fusion must work with it too); same test data.
 for vi in list(model.graph.input) + list(model.graph.output):
     vi.type.tensor_type.shape.dim[0].dim_param = "N"
 onnx.checker.check_model(model)
-dyn = os.path.join(HERE, "resnet_block_dyn")
-os.makedirs(os.path.join(dyn, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(dyn, "model.onnx"))
-for f in os.listdir(os.path.join(out, "test_data_set_0")):
-    with open(os.path.join(out, "test_data_set_0", f), "rb") as src, \
-            open(os.path.join(dyn, "test_data_set_0", f), "wb") as dst:
-        dst.write(src.read())
+save_case("resnet_block_dyn", model, [("x", x)], outputs)

@@ -4,14 +4,14 @@
 into a stride-2 3x3 Conv whose primitive reads NHWC, so the CPU provider
 interleaves the three planes itself (linalg_dnnl.c rgb_to_nhwc); then a
 1x1 Conv and Relu.  Torch reference."""
-import os
 
 import numpy as np
 import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from case_io import save_case
+
 rng = np.random.default_rng(2468)
 x = rng.standard_normal((2, 3, 13, 13)).astype(np.float32)
 w1 = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
@@ -39,10 +39,4 @@ with torch.no_grad():
     r1 = F.conv2d(torch.from_numpy(x), torch.from_numpy(w1),
                   torch.from_numpy(b1), stride=2, padding=1).relu()
     y = F.conv2d(r1, torch.from_numpy(w2), torch.from_numpy(b2)).relu()
-out = os.path.join(HERE, "rgb_input")
-os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-onnx.save_tensor(numpy_helper.from_array(x, "x"),
-                 os.path.join(out, "test_data_set_0", "input_0.pb"))
-onnx.save_tensor(numpy_helper.from_array(y.numpy(), "y"),
-                 os.path.join(out, "test_data_set_0", "output_0.pb"))
+save_case("rgb_input", model, [("x", x)], [("y", y.numpy())])
