@@ -48,9 +48,8 @@ typedef struct dnnl_entry {
   dnnl_memory_desc_t src_user, dst_user;
   dnnl_primitive_t src_r, dst_r;
   /* src_r turns 3-channel NCHW into NHWC (an image input): rgb_to_nhwc
-   * runs instead, on rgb_n images of rgb_hw pixels. */
+   * runs instead. */
   bool rgb;
-  int64_t rgb_n, rgb_hw;
   int n_cand; /* primitives built to choose this one from */
   dnnl_primitive_t z_r; /* residual: user Y layout → primitive's dst */
 } dnnl_entry;
@@ -279,8 +278,6 @@ static bool conv_entry_build(const het_dnnl_state *s, const conv_dims *c,
   e->rgb = xr == 4 && xd[1] == 3 && !(s->nhwc_in & 1) &&
            md_tag(&nhwc, xr, xd, cl_tag(xr)) &&
            dnnl_memory_desc_equal(&nhwc, &e->p.src_md);
-  e->rgb_n = xd[0];
-  e->rgb_hw = xr == 4 ? xd[2] * xd[3] : 0;
   return boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r) &&
          boundary_reorder(&e->p.dst_md, &e->dst_user, &e->dst_r) &&
          (!s->has_z || boundary_reorder(&e->dst_user, &e->p.dst_md, &e->z_r));
@@ -656,11 +653,12 @@ rgb_to_nhwc_avx512(const float *x, float *y, int64_t hw) {
 }
 #endif
 
-/* 3-channel NCHW x → NHWC y: oneDNN 2.6's reorder took 44 µs for a
- * 3x224x224 image here, this 10 µs (AVX-512). */
+/* 3-channel NCHW x (e->src_user's dims) → NHWC y: oneDNN 2.6's reorder
+ * took 44 µs for a 3x224x224 image here, this 10 µs (AVX-512). */
 static void rgb_to_nhwc(const dnnl_entry *e, const float *x, float *y) {
-  int64_t hw = e->rgb_hw;
-  for (int64_t b = 0; b < e->rgb_n; b++, x += 3 * hw, y += 3 * hw) {
+  const dnnl_dims_t *d = &e->src_user.dims;
+  int64_t hw = (*d)[2] * (*d)[3];
+  for (int64_t b = 0; b < (*d)[0]; b++, x += 3 * hw, y += 3 * hw) {
     int64_t p = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
     if (__builtin_cpu_supports("avx512f"))
@@ -674,6 +672,18 @@ static void rgb_to_nhwc(const dnnl_entry *e, const float *x, float *y) {
   }
 }
 
+/* x (user layout) into xs (the primitive's src) when their layouts
+ * differ: rgb_to_nhwc for an image input, else oneDNN's reorder. */
+static bool stage_src(const dnnl_entry *e, void *x, void *xs) {
+  if (!e->src_r)
+    return true;
+  if (e->rgb) {
+    rgb_to_nhwc(e, x, xs);
+    return true;
+  }
+  return het_dnnl_reorder_run(e->src_r, &e->src_user, x, &e->p.src_md, xs);
+}
+
 /* Executes e on user-layout x/b/y (z: the residual, or NULL), through
  * this thread's staging buffers in the primitive's layouts where those
  * differ. */
@@ -685,13 +695,7 @@ static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
   void *ys =
       e->dst_r ? het_dnnl_stage(1, dnnl_memory_desc_get_size(&e->p.dst_md))
                : y;
-  if (xs && e->src_r && e->rgb)
-    rgb_to_nhwc(e, x, xs);
-  bool ok = xs && ys &&
-            (!e->src_r || e->rgb ||
-             het_dnnl_reorder_run(e->src_r, &e->src_user, x, &e->p.src_md,
-                                  xs)) &&
-            stage_residual(e, z, ys) &&
+  bool ok = xs && ys && stage_src(e, x, xs) && stage_residual(e, z, ys) &&
             het_dnnl_prim_execute(&e->p, xs, b, ys) &&
             (!e->dst_r || het_dnnl_reorder_run(e->dst_r, &e->p.dst_md, ys,
                                                &e->dst_user, y));
