@@ -49,6 +49,18 @@ bool het_shape_same(const het_shape *a, const het_shape *b) {
   return true;
 }
 
+int64_t het_shape_item_count(const het_shape *s) {
+  if (s->rank < 1)
+    return -1;
+  int64_t d[HET_MAX_RANK];
+  for (int i = 1; i < s->rank; i++) {
+    if (s->dims[i].value < 0)
+      return -1;
+    d[i - 1] = s->dims[i].value;
+  }
+  return het_dims_count(d, s->rank - 1);
+}
+
 int64_t het_shape_count(const het_shape *s) {
   if (!het_shape_is_concrete(s))
     return -1;

@@ -87,6 +87,9 @@ bool het_shape_is_concrete(const het_shape *s);
 bool het_shape_same(const het_shape *a, const het_shape *b);
 /* Element count when concrete, else -1. */
 int64_t het_shape_count(const het_shape *s);
+/* Elements per batch item (dims 1..rank-1) when those are known (the
+ * batch may be symbolic), else -1; -1 for rank 0 or unknown rank. */
+int64_t het_shape_item_count(const het_shape *s);
 /* Normalises axis in [-rank, rank) to [0, rank); ERR_INVALID_MODEL naming
  * the node and attribute otherwise. */
 het_status het_infer_axis(const het_infer_ctx *ctx, int64_t axis, int rank,

@@ -65,18 +65,6 @@ static bool is_pool(const het_node *n) {
   return false;
 }
 
-/* Product of dims 1.. of v (one batch item), or -1 when one is unknown. */
-static int64_t per_item(const het_graph *g, int v) {
-  const het_shape *s = &g->values[v].shape;
-  int64_t n = 1;
-  for (int i = 1; i < s->rank; i++) {
-    if (s->dims[i].value < 0)
-      return -1;
-    n *= s->dims[i].value;
-  }
-  return s->rank >= 1 ? n : -1;
-}
-
 /* "<name>_part<i>" in the arena; NULL when out of memory. */
 static const char *part_name(het_graph *g, const char *name, int i) {
   char buf[256];
@@ -147,7 +135,8 @@ static bool splittable_conv(const het_opt *o, int c, const het_node *conv) {
       return false;
     ch += ci;
   }
-  int64_t nx = per_item(g, x), ny = per_item(g, y);
+  int64_t nx = het_shape_item_count(&g->values[x].shape);
+  int64_t ny = het_shape_item_count(&g->values[y].shape);
   return ch == wt->dims[1] && nx > 0 && ny > 0 &&
          2 * (int64_t)(cat->n_inputs - 1) * ny <= nx;
 }

@@ -143,8 +143,7 @@ typedef struct layout_pass {
 
 /* C, H and W known (the batch may be symbolic). */
 static bool chw_known(const het_shape *s) {
-  return s->rank == 4 && s->dims[1].value >= 0 && s->dims[2].value >= 0 &&
-         s->dims[3].value >= 0;
+  return s->rank == 4 && het_shape_item_count(s) >= 0;
 }
 
 /* A value that may be NHWC: rank-4 float32, C, H, W known, H*W > 1,

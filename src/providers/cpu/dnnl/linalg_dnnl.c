@@ -539,9 +539,7 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
   *state = s;
   const het_shape *xs = &graph->values[het_node_input(node, 0)].shape;
   const dnnl_entry *e = NULL;
-  bool batch_only = xs->rank > 1; /* every dim but the first known */
-  for (int i = 1; i < xs->rank; i++)
-    batch_only = batch_only && xs->dims[i].value >= 0;
+  bool batch_only = xs->rank > 1 && het_shape_item_count(xs) >= 0;
   if (batch_only && (het_shape_is_concrete(xs) || nhwc)) {
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < xs->rank; i++)
