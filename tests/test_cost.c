@@ -93,12 +93,12 @@ START_TEST(test_work_conv) {
                 cg_add_value(g, "tw", HET_VALUE_INITIALIZER, tw, 4)};
   int tn = cg_add_node(g, "ConvTranspose", tin, 2, cg_add_value(g, "ty", 0, ty, 4));
   double flops, bytes;
-  het_cost_node_work(g, n, &flops, &bytes);
+  het_roofline_work(g, n, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 1 * 16 * 30 * 30 * 3 * 3 * 3);
   ck_assert_double_eq(bytes, 4.0 * (3 * 32 * 32 + 16 * 27 + 16 * 900));
-  het_cost_node_work(g, gn, &flops, &bytes);
+  het_roofline_work(g, gn, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 1 * 8 * 8 * 8 * 2 * 3 * 3);
-  het_cost_node_work(g, tn, &flops, &bytes);
+  het_roofline_work(g, tn, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 1 * 4 * 5 * 5 * 2 * 3 * 3);
   het_graph_destroy(g);
 }
@@ -120,12 +120,12 @@ START_TEST(test_work_matmul_gemm) {
   int uin[2] = {cg_add_value(g, "ua", HET_VALUE_GRAPH_INPUT, ua, 2), gin[1]};
   int ug = cg_add_node(g, "Gemm", uin, 2, cg_add_value(g, "uy", 0, uy, 2));
   double flops, bytes;
-  het_cost_node_work(g, mm, &flops, &bytes);
+  het_roofline_work(g, mm, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 2 * 4 * 5 * 8);
   ck_assert_double_eq(bytes, 4.0 * (64 + 80 + 40));
-  het_cost_node_work(g, gemm, &flops, &bytes);
+  het_roofline_work(g, gemm, &flops, &bytes);
   ck_assert_double_eq(flops, 2.0 * 8 * 4 * 16);
-  het_cost_node_work(g, ug, &flops, &bytes); /* unknown M counts as 1 */
+  het_roofline_work(g, ug, &flops, &bytes); /* unknown M counts as 1 */
   ck_assert_double_eq(flops, 2.0 * 1 * 4 * 16);
   ck_assert_double_eq(bytes, 4.0 * (16 + 64 + 4));
   het_graph_destroy(g);
@@ -145,16 +145,16 @@ START_TEST(test_work_other_ops) {
   int red = cg_add_node(g, "ReduceMean", &x, 1, cg_add_value(g, "m", 0, NULL, 0));
   int sm = cg_add_node(g, "Softmax", &x, 1, cg_add_value(g, "q", 0, xd, 4));
   double flops, bytes;
-  het_cost_node_work(g, pool, &flops, &bytes);
+  het_roofline_work(g, pool, &flops, &bytes);
   ck_assert_double_eq(flops, 8.0 * 4);
-  het_cost_node_work(g, relu, &flops, &bytes);
+  het_roofline_work(g, relu, &flops, &bytes);
   ck_assert_double_eq(flops, 32.0);
   ck_assert_double_eq(bytes, 4.0 * 64);
-  het_cost_node_work(g, resh, &flops, &bytes);
+  het_roofline_work(g, resh, &flops, &bytes);
   ck_assert_double_eq(flops, 0.0);
-  het_cost_node_work(g, red, &flops, &bytes);
+  het_roofline_work(g, red, &flops, &bytes);
   ck_assert_double_eq(flops, 32.0);
-  het_cost_node_work(g, sm, &flops, &bytes);
+  het_roofline_work(g, sm, &flops, &bytes);
   ck_assert_double_eq(flops, 5.0 * 32);
   het_graph_destroy(g);
 }
@@ -163,13 +163,13 @@ END_TEST
 START_TEST(test_roofline_transfer) {
   het_device_info info = {.peak_flops_f32 = 1e12, .peak_flops_f16 = 4e12,
                           .memory_bandwidth = 1e11};
-  ck_assert_double_eq_tol(het_cost_roofline(&info, HET_DTYPE_FLOAT32, 2e9, 1e6),
+  ck_assert_double_eq_tol(het_roofline_time(&info, HET_DTYPE_FLOAT32, 2e9, 1e6),
                           2e-3, 1e-15);
-  ck_assert_double_eq_tol(het_cost_roofline(&info, HET_DTYPE_FLOAT16, 2e9, 1e6),
+  ck_assert_double_eq_tol(het_roofline_time(&info, HET_DTYPE_FLOAT16, 2e9, 1e6),
                           5e-4, 1e-15);
-  ck_assert_double_eq_tol(het_cost_roofline(&info, HET_DTYPE_FLOAT32, 1e3, 1e9),
+  ck_assert_double_eq_tol(het_roofline_time(&info, HET_DTYPE_FLOAT32, 1e3, 1e9),
                           1e-2, 1e-15); /* memory bound */
-  ck_assert_double_eq_tol(het_cost_roofline(&info, HET_DTYPE_INT8, 1e12, 0),
+  ck_assert_double_eq_tol(het_roofline_time(&info, HET_DTYPE_INT8, 1e12, 0),
                           1.0, 1e-12); /* no i8 peak: f32 */
   het_graph *g = cg_chain(1, NULL);
   cg_script s;

@@ -13,9 +13,9 @@
 
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
-#include "providers/cpu/kernels/linalg_dnnl_api.h"
-#include "providers/cpu/kernels/linalg_kern.h"
+#include "testcase/testcase.h"
+#include "kernels/linalg_dnnl_api.h"
+#include "kernels/linalg_kern.h"
 #include "providers/cpu/layout.h"
 
 #include "common/opt_helpers.h"
@@ -310,7 +310,7 @@ END_TEST
 /* conv1 (3x3, stride 1, 12 -> 20 channels, Relu fused) prepared with
  * prep, run on x into a new y (caller owns); *impl = oneDNN's
  * implementation name. */
-static het_tensor *run_conv1(const het_graph *g, const het_cpu_prep *prep,
+static het_tensor *run_conv1(const het_graph *g, const het_kernel_prep *prep,
                              het_tensor *x, const char **impl) {
   const het_node *n = &g->nodes[node_named(g, "conv1")];
   void *state = NULL;
@@ -324,7 +324,7 @@ static het_tensor *run_conv1(const het_graph *g, const het_cpu_prep *prep,
   int64_t yd[4] = {1, 20, 13, 13};
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &y),
                    HET_OK);
-  het_cpu_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = 3,
+  het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = 3,
                             .inputs = in, .n_outputs = 1, .outputs = &y,
                             .state = state, .threads = 1};
   ck_assert_msg(het_lk_conv_run(&ctx) == HET_OK, "%s", het_last_error());
@@ -344,8 +344,8 @@ START_TEST(test_winograd_runs_and_agrees) {
   float *p = x->data;
   for (int64_t i = 0; i < het_tensor_count(x); i++)
     p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
-  het_cpu_prep direct = {.conv_algo = HET_CONV_ALGO_DIRECT};
-  het_cpu_prep wino = {.conv_algo = HET_CONV_ALGO_WINOGRAD};
+  het_kernel_prep direct = {.conv_algo = HET_CONV_ALGO_DIRECT};
+  het_kernel_prep wino = {.conv_algo = HET_CONV_ALGO_WINOGRAD};
   const char *impl_d, *impl_w;
   het_tensor *yd = run_conv1(g, &direct, x, &impl_d);
   het_tensor *yw = run_conv1(g, &wino, x, &impl_w);
@@ -367,7 +367,7 @@ END_TEST
 static int conv_candidates(const het_graph *g, const char *name,
                            het_conv_algo algo) {
   const het_node *n = &g->nodes[node_named(g, name)];
-  het_cpu_prep prep = {.conv_algo = algo};
+  het_kernel_prep prep = {.conv_algo = algo};
   void *state = NULL;
   ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
                 "%s", het_last_error());

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/session.h"
+#include "session/session.h"
 #include "core/status.h"
 #include "hetrt/hetrt.h"
 #include "transfer/boundary.h"

@@ -397,7 +397,7 @@ START_TEST(test_estimate_cost) {
   for (int n = 0; n < g->n_nodes; n++) {
     double s, flops, bytes;
     ck_assert_int_eq(het_emu_provider.estimate_cost(st, g, n, &s), HET_OK);
-    het_cost_node_work(g, n, &flops, &bytes);
+    het_roofline_work(g, n, &flops, &bytes);
     double want = fmax(flops / 4e12, bytes / 60e9) + 10e-6;
     ck_assert_double_eq_tol(s, want, 1e-12);
     ck_assert(s >= 10e-6);

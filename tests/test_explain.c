@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "hetrt/hetrt.h"
-#include "partitioner/explain.h"
+#include "report/explain.h"
 
 /* ---- a tiny JSON validator (RFC 8259 grammar, no semantics) --------------- */
 

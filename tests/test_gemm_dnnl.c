@@ -13,8 +13,8 @@
 #include "common/cases.h"
 #include "core/ir.h"
 #include "core/tensor.h"
-#include "providers/cpu/dnnl/gemm_dnnl.h"
-#include "providers/cpu/kernels/linalg_kern.h"
+#include "kernels/dnnl/gemm_dnnl.h"
+#include "kernels/linalg_kern.h"
 
 typedef enum { C_ABSENT, C_ROW, C_SCALAR, C_COL, C_FULL } c_kind;
 
@@ -128,7 +128,7 @@ static void assert_close(const gcase *gc, const float *a, const float *b,
     }
 }
 
-static void ctx_init(het_cpu_kernel_ctx *ctx, fixture *f,
+static void ctx_init(het_kernel_ctx *ctx, fixture *f,
                      het_tensor **ins, het_tensor **outs, void *state) {
   ins[0] = &f->ta;
   ins[1] = &f->tb;
@@ -154,7 +154,7 @@ static void run_case(const gcase *gc) {
   fixture f;
   fixture_init(&f, gc, a, b, c, y);
   het_tensor *ins[3], *outs[1];
-  het_cpu_kernel_ctx ctx;
+  het_kernel_ctx ctx;
   void *state = NULL;
 #ifdef HETRT_HAVE_DNNL
   ck_assert_int_eq(het_gemm_dnnl_prepare(&f.g, &f.node, &state), HET_OK);
@@ -218,7 +218,7 @@ static void *thread_main(void *p) {
     fixture f;
     fixture_init(&f, &gc, a, b, c, y);
     het_tensor *ins[3], *outs[1];
-    het_cpu_kernel_ctx ctx;
+    het_kernel_ctx ctx;
     ctx_init(&ctx, &f, ins, outs, t->state);
     ck_assert_int_eq(het_lk_gemm_run(&ctx), HET_OK);
     for (int64_t i = 0; i < gc.m * gc.n; i++)

@@ -12,7 +12,7 @@
 
 #include "hetrt/hetrt.h"
 #include "common/cases.h"
-#include "providers/cpu/kernels/broadcast.h"
+#include "kernels/broadcast.h"
 
 #define EW_DIR HETRT_TEST_DATA "/kernels/elementwise/"
 

@@ -15,9 +15,9 @@
 
 #include "core/ops/linalg_geom.h"
 #include "core/tensor.h"
-#include "providers/cpu/kernels/linalg_conv_dw.h"
-#include "providers/cpu/kernels/linalg_kern.h"
-#include "providers/cpu/kernels/tensor_kernels.h"
+#include "kernels/linalg_conv_dw.h"
+#include "kernels/linalg_kern.h"
+#include "kernels/tensor_kernels.h"
 
 #define MAXA 8
 
@@ -117,12 +117,12 @@ static void assert_close(const het_tensor *a, const het_tensor *b, double tol) {
   }
 }
 
-typedef het_status (*kernel_fn)(het_cpu_kernel_ctx *);
+typedef het_status (*kernel_fn)(het_kernel_ctx *);
 
 static het_status run_kernel(kernel_fn fn, const het_node *node,
                              het_tensor **in, int n_in, het_tensor **out,
                              int n_out, uint32_t bits_in, uint32_t bits_out) {
-  het_cpu_kernel_ctx ctx = {.node = node, .opset = node->opset,
+  het_kernel_ctx ctx = {.node = node, .opset = node->opset,
                             .n_inputs = n_in, .inputs = in,
                             .n_outputs = n_out, .outputs = out,
                             .threads = 1, .nhwc_in = bits_in,
@@ -286,11 +286,11 @@ START_TEST(test_concat_channels) {
         xn[k] = to_layout(x[k], true);
     }
     het_tensor *y = tensor4(2, 25, 7, 9), *yn = tensor4(2, 25, 7, 9);
-    ck_assert_int_eq(run_kernel(het_cpu_run_concat, &t.n, x, 3, &y, 1, 0, 0),
+    ck_assert_int_eq(run_kernel(het_kernel_run_concat, &t.n, x, 3, &y, 1, 0, 0),
                      HET_OK);
     uint32_t bits = variant ? 5u : 7u;
     ck_assert_int_eq(
-        run_kernel(het_cpu_run_concat, &t.n, xn, 3, &yn, 1, bits, 1), HET_OK);
+        run_kernel(het_kernel_run_concat, &t.n, xn, 3, &yn, 1, bits, 1), HET_OK);
     het_tensor *back = to_layout(yn, false);
     assert_close(y, back, 0);
     het_tensor_destroy(back);
@@ -304,7 +304,7 @@ START_TEST(test_concat_channels) {
 }
 END_TEST
 
-static het_status dw_kernel(het_cpu_kernel_ctx *ctx) {
+static het_status dw_kernel(het_kernel_ctx *ctx) {
   bool done = false;
   HET_TRY(het_lk_conv_dw_run(ctx, &done));
   return done ? HET_OK : HET_ERR_UNSUPPORTED;

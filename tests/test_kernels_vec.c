@@ -15,8 +15,8 @@
 
 #include "common/cases.h"
 #include "core/tensor.h"
-#include "providers/cpu/kernels/elementwise_internal.h"
-#include "providers/cpu/kernels/reduce_common.h"
+#include "kernels/elementwise_internal.h"
+#include "kernels/reduce_common.h"
 #include "providers/cpu/threadpool.h"
 
 /* ---- helpers ---- */
@@ -64,7 +64,7 @@ static het_tensor make(int rank, const int64_t *dims) {
   return t;
 }
 
-typedef het_status (*kernel_fn)(het_cpu_kernel_ctx *ctx);
+typedef het_status (*kernel_fn)(het_kernel_ctx *ctx);
 
 /* Runs kernel on ins -> out with a node of op/opset/attrs. */
 static void run_kernel(kernel_fn fn, const char *op, int opset,
@@ -73,9 +73,12 @@ static void run_kernel(kernel_fn fn, const char *op, int opset,
   het_node node = {.name = "vec_node", .op_type = op, .domain = "",
                    .opset = opset, .n_attrs = n_attrs, .attrs = attrs};
   het_tensor *outs[1] = {out};
-  het_cpu_kernel_ctx ctx = {.node = &node, .opset = opset, .n_inputs = n_in,
-                            .inputs = ins, .n_outputs = 1, .outputs = outs,
-                            .threads = pool ? 3 : 1, .pool = pool};
+  het_parallel par;
+  if (pool)
+    het_threadpool_parallel(pool, &par);
+  het_kernel_ctx ctx = {.node = &node, .opset = opset, .n_inputs = n_in,
+                        .inputs = ins, .n_outputs = 1, .outputs = outs,
+                        .threads = pool ? 3 : 1, .par = pool ? &par : NULL};
   het_status st = fn(&ctx);
   EXPECT(st == HET_OK, "%s failed: %s", op, het_last_error());
 }
@@ -123,14 +126,14 @@ static const struct {
   bool exact;
   float scale;
 } unary_ops[] = {
-    {"Relu", het_cpu_ew_run_Relu, ref_relu, true, 10},
-    {"Neg", het_cpu_ew_run_Neg, ref_neg, true, 10},
-    {"Abs", het_cpu_ew_run_Abs, fabs, true, 10},
-    {"Sqrt", het_cpu_ew_run_Sqrt, sqrt, true, 100},
-    {"Exp", het_cpu_ew_run_Exp, exp, false, 100},
-    {"Erf", het_cpu_ew_run_Erf, erf, false, 5},
-    {"Tanh", het_cpu_ew_run_Tanh, tanh, false, 10},
-    {"Sigmoid", het_cpu_ew_run_Sigmoid, ref_sigmoid, false, 100},
+    {"Relu", het_kernel_ew_run_Relu, ref_relu, true, 10},
+    {"Neg", het_kernel_ew_run_Neg, ref_neg, true, 10},
+    {"Abs", het_kernel_ew_run_Abs, fabs, true, 10},
+    {"Sqrt", het_kernel_ew_run_Sqrt, sqrt, true, 100},
+    {"Exp", het_kernel_ew_run_Exp, exp, false, 100},
+    {"Erf", het_kernel_ew_run_Erf, erf, false, 5},
+    {"Tanh", het_kernel_ew_run_Tanh, tanh, false, 10},
+    {"Sigmoid", het_kernel_ew_run_Sigmoid, ref_sigmoid, false, 100},
 };
 #define N_UNARY ((int)(sizeof unary_ops / sizeof *unary_ops))
 
@@ -222,7 +225,7 @@ START_TEST(test_clip) {
     het_tensor x = make(1, &n), y = make(1, &n);
     fill(&x, 4, 2);
     het_tensor *ins[3] = {&x, &lo, &hi};
-    run_kernel(het_cpu_ew_run_Clip, "Clip", 13, NULL, 0, ins, 3, &y,
+    run_kernel(het_kernel_ew_run_Clip, "Clip", 13, NULL, 0, ins, 3, &y,
                li % 2 ? pool : NULL);
     const float *xp = x.data, *yp = y.data;
     for (int64_t i = 0; i < n; i++) {
@@ -254,9 +257,9 @@ static const struct {
   kernel_fn fn;
   double (*ref)(double, double);
 } binary_ops[] = {
-    {"Add", het_cpu_ew_run_Add, ref_add}, {"Sub", het_cpu_ew_run_Sub, ref_sub},
-    {"Mul", het_cpu_ew_run_Mul, ref_mul}, {"Div", het_cpu_ew_run_Div, ref_div},
-    {"Max", het_cpu_ew_run_Max, ref_max}, {"Min", het_cpu_ew_run_Min, ref_min},
+    {"Add", het_kernel_ew_run_Add, ref_add}, {"Sub", het_kernel_ew_run_Sub, ref_sub},
+    {"Mul", het_kernel_ew_run_Mul, ref_mul}, {"Div", het_kernel_ew_run_Div, ref_div},
+    {"Max", het_kernel_ew_run_Max, ref_max}, {"Min", het_kernel_ew_run_Min, ref_min},
 };
 #define N_BINARY ((int)(sizeof binary_ops / sizeof *binary_ops))
 
@@ -419,7 +422,7 @@ static void softmax_case(het_threadpool *pool, int rank, const int64_t *dims,
   het_attr at = {.name = "axis", .type = HET_ATTR_INT, .i = axis};
   het_tensor *ins[1] = {&x};
   const char *op = log_out ? "LogSoftmax" : "Softmax";
-  run_kernel(het_cpu_softmax_run, op, 13, &at, 1, ins, 1, &y, pool);
+  run_kernel(het_kernel_softmax_run, op, 13, &at, 1, ins, 1, &y, pool);
   int ax = (int)(axis < 0 ? axis + rank : axis);
   int64_t O = 1, N = dims[ax], I = 1;
   for (int d = 0; d < ax; d++)
@@ -479,7 +482,7 @@ static void reduce_case(het_threadpool *pool, int k, int64_t O, int64_t R,
   het_attr at = {.name = "axes", .type = HET_ATTR_INTS, .n = 1,
                  .ints = axes};
   het_tensor *ins[1] = {&x};
-  run_kernel(het_cpu_reduce_run, reduce_ops[k], 13, &at, 1, ins, 1, &y, pool);
+  run_kernel(het_kernel_reduce_run, reduce_ops[k], 13, &at, 1, ins, 1, &y, pool);
   const float *xp = x.data, *yp = y.data;
   for (int64_t o = 0; o < O; o++)
     for (int64_t i = 0; i < I; i++) {

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/session_memory.h"
+#include "session/session_memory.h"
 #include "core/status.h"
 #include "executor/memplan.h"
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
+#include "testcase/testcase.h"
 
 #define DATA HETRT_TEST_DATA "/memplan/"
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node/"

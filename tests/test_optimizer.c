@@ -13,7 +13,7 @@
 #include "core/infer.h"
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
+#include "testcase/testcase.h"
 #include "optimizer/optimizer.h"
 
 #include "common/opt_helpers.h"

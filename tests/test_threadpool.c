@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "hetrt/hetrt.h"
-#include "providers/cpu/kernels/broadcast.h"
+#include "kernels/broadcast.h"
 #include "providers/cpu/threadpool.h"
 
 #define PAR_MODEL HETRT_TEST_DATA "/threadpool/parallel_ops.onnx"
@@ -252,8 +252,10 @@ static void check_bcast(const int64_t *out_dims, int rank,
   for (int threads = 2; threads <= 3; threads++) {
     het_threadpool *pool = NULL;
     ck_assert_int_eq(het_threadpool_create(threads, &pool), HET_OK);
+    het_parallel par;
+    het_threadpool_parallel(pool, &par);
     memset(got, 0xff, sizeof(float) * (size_t)no);
-    ck_assert_int_eq(het_bcast_run_pool(pool, got, 4, out_dims, rank, 2, ops,
+    ck_assert_int_eq(het_bcast_run_pool(&par, got, 4, out_dims, rank, 2, ops,
                                         fma_row, NULL), HET_OK);
     ck_assert_int_eq(memcmp(want, got, sizeof(float) * (size_t)no), 0);
     het_threadpool_destroy(pool);
@@ -463,13 +465,13 @@ END_TEST
 
 /* After multithreaded BLAS calls and 2-thread runs (oneDNN on OpenMP) the
  * process is idle: OpenBLAS's workers sleep within ~2^22 cycles
- * (het_threadpool_set_blas_threads shortens OpenBLAS's default ~0.1 s
+ * (het_kernel_set_blas_threads shortens OpenBLAS's default ~0.1 s
  * spin, which used ~130 ms of CPU here) and libgomp's within its spin
  * count.  Skipped when the user chose OPENBLAS_THREAD_TIMEOUT. */
 START_TEST(test_library_threads_idle_after_runs) {
   if (getenv("OPENBLAS_THREAD_TIMEOUT") || getenv("GOTO_THREAD_TIMEOUT"))
     return;
-  het_threadpool_set_blas_threads(2);
+  het_kernel_set_blas_threads(2);
   enum { N = 384 };
   float *a = calloc(N * N, sizeof *a), *b = calloc(N * N, sizeof *b),
         *c = calloc(N * N, sizeof *c);

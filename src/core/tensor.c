@@ -210,3 +210,17 @@ int64_t het_tensor_get_count(const het_tensor *t) {
 size_t het_tensor_get_nbytes(const het_tensor *t) { return t ? t->nbytes : 0; }
 
 void *het_tensor_get_data(het_tensor *t) { return t ? t->data : NULL; }
+
+void het_layout_permute(const void *src, void *dst, const int64_t *dims,
+                        size_t es, bool to_nhwc) {
+  int64_t n = dims[0], c = dims[1], hw = dims[2] * dims[3];
+  const char *s = src;
+  char *d = dst;
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t p = 0; p < hw; p++) {
+        size_t nchw = (size_t)((b * c + ch) * hw + p) * es;
+        size_t nhwc = (size_t)((b * hw + p) * c + ch) * es;
+        memcpy(d + (to_nhwc ? nhwc : nchw), s + (to_nhwc ? nchw : nhwc), es);
+      }
+}

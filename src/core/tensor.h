@@ -64,4 +64,10 @@ void het_tensor_move_into(het_tensor *dst, het_tensor *src);
  * shape-like inputs (Reshape's shape, Slice's starts...). */
 int64_t het_tensor_get_i64(const het_tensor *t, int64_t i);
 
+/* Reorders a rank-4 tensor's data between two raw buffers, NCHW to NHWC
+ * (to_nhwc) or back, for its logical dims
+ * (n, c, h, w) with elements of es bytes. */
+void het_layout_permute(const void *src, void *dst, const int64_t *dims,
+                        size_t es, bool to_nhwc);
+
 #endif

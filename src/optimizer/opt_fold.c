@@ -12,7 +12,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "optimizer/opt_internal.h"
-#include "providers/cpu/kernel.h"
+#include "kernels/kernel.h"
 
 /* Folded outputs larger than this stay computed at run time. */
 #define HET_OPT_FOLD_MAX_BYTES ((size_t)16 << 20)
@@ -87,7 +87,7 @@ static het_status het_opt_make_outputs(const het_node *node,
 static het_status het_opt_eval(const het_graph *g, const het_node *node,
                                het_tensor **in, het_value_info *in_info,
                                het_value_info *out_info, het_tensor **outs) {
-  const het_cpu_kernel *k = het_cpu_kernel_find(node->domain, node->op_type);
+  const het_kernel *k = het_kernel_find(node->domain, node->op_type);
   char why[128];
   if (!k || !k->run)
     return het_error(HET_ERR_UNSUPPORTED, "fold: no kernel");
@@ -112,7 +112,7 @@ static het_status het_opt_eval(const het_graph *g, const het_node *node,
   if (st == HET_OK && k->prepare)
     st = k->prepare(g, node, &state);
   if (st == HET_OK) {
-    het_cpu_kernel_ctx kc = {
+    het_kernel_ctx kc = {
         .node = node, .opset = node->opset,
         .n_inputs = node->n_inputs, .inputs = in,
         .n_outputs = node->n_outputs, .outputs = outs,

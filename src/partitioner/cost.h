@@ -34,6 +34,7 @@
 
 #include "core/arena.h"
 #include "core/ir.h"
+#include "core/roofline.h"
 #include "hetrt/provider.h"
 
 #define HET_COST_MAX_DEVICES 8
@@ -70,26 +71,6 @@ typedef struct het_cost_table {
                                  het_cost_table_build folds budgets in */
 } het_cost_table;
 
-/* Work of one node from its (load-time) shapes; unknown dims count as 1.
- * flops: multiply-adds count 2 (Conv 2*N*Cout*OH*OW*Cin/group*KH*KW,
- * ConvTranspose 2*N*Cin*H*W*Cout/group*KH*KW, MatMul/Gemm 2*M*N*K batched,
- * pooling out*kernel, elementwise out, reductions in, Softmax/norms ~5 per
- * element, data movement 0); bytes: inputs + outputs. */
-void het_cost_node_work(const het_graph *g, int node, double *flops,
-                        double *bytes);
-
-/* The element type that decides a node's peak: its first typed output,
- * else its first typed input, else float32. */
-het_dtype het_cost_node_dtype(const het_graph *g, const het_node *n);
-
-/* Roofline time of work on a device: max(flops/peak, bytes/bandwidth),
- * peak chosen by dtype (float16/bfloat16 → f16, int8/uint8 → i8, falling
- * back to f32); a rate of 0 (unknown) uses HET_COST_DEFAULT_* below. */
-#define HET_COST_DEFAULT_PEAK 1e11      /* FLOP/s */
-#define HET_COST_DEFAULT_BANDWIDTH 1e10 /* bytes/s */
-double het_cost_roofline(const het_device_info *info, het_dtype dtype,
-                         double flops, double bytes);
-
 /* Seconds to move bytes from device a to device b; a or b may be
  * HET_COST_HOST.  0 when a == b or both are host memory; through the host
  * (D2H + H2D) when neither is. */
@@ -98,7 +79,7 @@ double het_cost_transfer(const het_cost_table *t, int a, int b, double bytes);
 /* Builds the table for g on devices (at most HET_COST_MAX_DEVICES).
  * Per node and device: INFINITY unless claims[d][node].claimed; else the
  * provider's estimate_cost, or when that slot is NULL or fails, the
- * roofline of het_cost_node_work on get_device_info (NULL slot: a host
+ * roofline of het_roofline_work on get_device_info (NULL slot: a host
  * device with the default rates).  Device facts (host_memory, link,
  * launch, capacity) come from get_device_info.
  * measured (profile-guided mode), when non-NULL together with

@@ -12,22 +12,6 @@
 
 /* ---- formulas ---- */
 
-double het_cost_roofline(const het_device_info *info, het_dtype dtype,
-                         double flops, double bytes) {
-  double peak = info ? info->peak_flops_f32 : 0;
-  if (info && (dtype == HET_DTYPE_FLOAT16 || dtype == HET_DTYPE_BFLOAT16) &&
-      info->peak_flops_f16 > 0)
-    peak = info->peak_flops_f16;
-  if (info && (dtype == HET_DTYPE_INT8 || dtype == HET_DTYPE_UINT8) &&
-      info->peak_flops_i8 > 0)
-    peak = info->peak_flops_i8;
-  if (!(peak > 0))
-    peak = HET_COST_DEFAULT_PEAK;
-  double bw = info && info->memory_bandwidth > 0 ? info->memory_bandwidth
-                                                 : HET_COST_DEFAULT_BANDWIDTH;
-  return fmax(flops / peak, bytes / bw);
-}
-
 double het_cost_leg(const het_cost_table *t, int d, double bytes) {
   double bw = t->link_bandwidth[d];
   return (bw > 0 ? bytes / bw : 0) + t->link_latency[d];

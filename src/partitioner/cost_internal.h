@@ -26,10 +26,6 @@ typedef struct het_cost_index {
   int *out_off, *outs;    /* CSR: outputs (>= 0) of each node */
 } het_cost_index;
 
-/* Bytes of value v from its load-time shape (unknown dims 1, unknown
- * dtype 4 bytes per element). */
-double het_cost_value_size(const het_graph *g, int v);
-
 /* Builds the index of t (caller owns: het_cost_index_deinit). */
 het_status het_cost_index_init(het_cost_index *ix, const het_cost_table *t);
 void het_cost_index_deinit(het_cost_index *ix);

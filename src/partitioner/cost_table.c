@@ -37,16 +37,6 @@ static het_status het_table_devices(const het_device *devices,
   return HET_OK;
 }
 
-het_dtype het_cost_node_dtype(const het_graph *g, const het_node *n) {
-  for (int k = 0; k < n->n_outputs; k++)
-    if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype)
-      return g->values[n->outputs[k]].dtype;
-  for (int k = 0; k < n->n_inputs; k++)
-    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].dtype)
-      return g->values[n->inputs[k]].dtype;
-  return HET_DTYPE_FLOAT32;
-}
-
 /* Pass 3: the estimate of node on device d (claimed). */
 static double het_table_estimate(const het_graph *g, const het_device *dev,
                                  const het_device_info *info, int node) {
@@ -60,10 +50,7 @@ static double het_table_estimate(const het_graph *g, const het_device *dev,
   }
   if (s >= 0)
     return s;
-  double flops, bytes;
-  het_cost_node_work(g, node, &flops, &bytes);
-  return het_cost_roofline(info, het_cost_node_dtype(g, &g->nodes[node]), flops,
-                           bytes);
+  return het_roofline_node(g, node, info);
 }
 
 /* Pass 4: pinned/forbidden/bias of node on device d. */
@@ -127,7 +114,7 @@ het_status het_cost_table_build(const het_graph *g, const het_device *devices,
   if (!t.node_time || !t.value_bytes || !t.value_const)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cost model: out of memory");
   for (int v = 0; v < g->n_values; v++) {
-    t.value_bytes[v] = het_cost_value_size(g, v);
+    t.value_bytes[v] = het_roofline_value_bytes(g, v);
     t.value_const[v] = g->values[v].initializer != NULL ||
                        (g->values[v].flags & HET_VALUE_INITIALIZER);
   }

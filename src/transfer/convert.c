@@ -18,20 +18,6 @@ het_status het_transfer_cast(const het_tensor *src, het_dtype dtype,
   return HET_OK;
 }
 
-void het_layout_permute(const void *src, void *dst, const int64_t *dims,
-                        size_t es, bool to_nhwc) {
-  int64_t n = dims[0], c = dims[1], hw = dims[2] * dims[3];
-  const char *s = src;
-  char *d = dst;
-  for (int64_t b = 0; b < n; b++)
-    for (int64_t ch = 0; ch < c; ch++)
-      for (int64_t p = 0; p < hw; p++) {
-        size_t nchw = (size_t)((b * c + ch) * hw + p) * es;
-        size_t nhwc = (size_t)((b * hw + p) * c + ch) * es;
-        memcpy(d + (to_nhwc ? nhwc : nchw), s + (to_nhwc ? nchw : nhwc), es);
-      }
-}
-
 het_status het_transfer_layout(const het_tensor *src, bool to_nhwc,
                                het_tensor *dst) {
   if (src->rank != 4)

@@ -18,9 +18,4 @@ het_status het_transfer_cast(const het_tensor *src, het_dtype dtype,
 het_status het_transfer_layout(const het_tensor *src, bool to_nhwc,
                                het_tensor *dst);
 
-/* The same reorder between two raw buffers of a rank-4 tensor's dims
- * (n, c, h, w) with elements of es bytes. */
-void het_layout_permute(const void *src, void *dst, const int64_t *dims,
-                        size_t es, bool to_nhwc);
-
 #endif

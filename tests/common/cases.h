@@ -8,7 +8,7 @@
 #include <check.h>
 
 #include "hetrt/hetrt.h"
-#include "onnx/testcase.h"
+#include "testcase/testcase.h"
 
 /* The env of the running test (created by the fixture). */
 extern het_env *case_env;

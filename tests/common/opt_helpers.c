@@ -10,7 +10,7 @@
 #include "core/status.h"
 #include "executor/run.h"
 #include "onnx/loader.h"
-#include "onnx/testcase.h"
+#include "testcase/testcase.h"
 #include "providers/cpu/cpu.h"
 
 #define MAX_IO 8

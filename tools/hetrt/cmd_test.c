@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "onnx/testcase.h"
+#include "testcase/testcase.h"
 
 #define TEST_MSG_CAP 1024
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "providers/cpu/kernels/linalg_conv_dw.h"
-#include "providers/cpu/kernels/linalg_dnnl_api.h"
+#include "kernels/linalg_conv_dw.h"
+#include "kernels/linalg_dnnl_api.h"
 
 typedef enum {
   RULE_PLAIN, /* NCHW only */

@@ -1,6 +1,6 @@
 /* layout.h — the CPU provider's layout pass (layout.c): per compiled node,
  * which inputs and outputs are stored NHWC (the bits of
- * het_cpu_kernel_ctx.nhwc_in / nhwc_out).
+ * het_kernel_ctx.nhwc_in / nhwc_out).
  */
 #ifndef HET_CPU_LAYOUT_H
 #define HET_CPU_LAYOUT_H

@@ -13,7 +13,7 @@
 
 #include "executor/run.h"
 #include "providers/cpu/cpu.h"
-#include "providers/cpu/kernel.h"
+#include "kernels/kernel.h"
 #include "providers/cpu/layout.h"
 #include "providers/cpu/profile.h"
 #include "providers/cpu/threadpool.h"
@@ -25,13 +25,14 @@ typedef struct het_cpu_state {
   het_device_info info; /* from the profile, or measured */
   het_threadpool *pool; /* threads-1 workers; NULL for control-flow bodies
                          * (het_cpu_graph_run): their loops run inline */
+  het_parallel par;     /* the kernels' view of pool */
 } het_cpu_state;
 
 typedef struct het_cpu_compiled {
   const het_graph *graph;
   int n_nodes;
   int *nodes;
-  const het_cpu_kernel **kernels;
+  const het_kernel **kernels;
   void **states;
   het_cpu_layout *layout; /* per node: NHWC bits from the layout pass */
 } het_cpu_compiled;
@@ -80,13 +81,15 @@ static het_status het_cpu_create(const het_provider_config *config,
              : het_cpu_device_info(&s->info);
   if (st == HET_OK)
     st = het_threadpool_create(s->threads, &s->pool);
+  if (st == HET_OK)
+    het_threadpool_parallel(s->pool, &s->par);
   if (st != HET_OK) {
     free(s);
     return st;
   }
   /* OpenBLAS's count is process-wide: the last CPU provider created sets
    * it for every session.  oneDNN's (OpenMP, per thread) is set per run. */
-  het_threadpool_set_blas_threads(s->threads);
+  het_kernel_set_blas_threads(s->threads);
   *state = s;
   return HET_OK;
 }
@@ -109,7 +112,7 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
   for (int n = 0; n < graph->n_nodes; n++) {
     const het_node *node = &graph->nodes[n];
     het_claim *c = &claims[n];
-    const het_cpu_kernel *k = het_cpu_kernel_find(node->domain, node->op_type);
+    const het_kernel *k = het_kernel_find(node->domain, node->op_type);
     if (!k) {
       c->claimed = false;
       snprintf(c->reason, sizeof c->reason, "no CPU kernel for %s%s%s",
@@ -154,8 +157,8 @@ static het_status het_cpu_prepare_all(const het_cpu_state *s,
     if (limit[i] == HET_CPU_LAYOUT_NO_STATE)
       continue;
     const het_node *node = &graph->nodes[c->nodes[i]];
-    const het_cpu_kernel *k = c->kernels[i];
-    het_cpu_prep prep = {.nhwc_in = c->layout[i].nhwc_in,
+    const het_kernel *k = c->kernels[i];
+    het_kernel_prep prep = {.nhwc_in = c->layout[i].nhwc_in,
                          .nhwc_out = c->layout[i].nhwc_out,
                          .conv_algo = s ? s->conv_algo : HET_CONV_ALGO_AUTO};
     bool nhwc = (prep.nhwc_in | prep.nhwc_out) != 0;
@@ -212,7 +215,7 @@ static het_status het_cpu_compile(void *state, const het_graph *graph,
                                   const int *nodes, int n_nodes, void **out) {
   het_status st = HET_OK;
   if (state) /* oneDNN prepares (reorders weights) on this thread */
-    het_threadpool_set_omp_threads(((het_cpu_state *)state)->threads);
+    het_kernel_set_omp_threads(((het_cpu_state *)state)->threads);
   het_cpu_compiled *c = calloc(1, sizeof *c);
   if (!c)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
@@ -228,7 +231,7 @@ static het_status het_cpu_compile(void *state, const het_graph *graph,
   for (int i = 0; i < n_nodes; i++) {
     const het_node *node = &graph->nodes[nodes[i]];
     c->nodes[i] = nodes[i];
-    c->kernels[i] = het_cpu_kernel_find(node->domain, node->op_type);
+    c->kernels[i] = het_kernel_find(node->domain, node->op_type);
     c->n_nodes = i + 1;
     if (!c->kernels[i]) {
       st = het_error(HET_ERR_UNSUPPORTED, "node '%s': no CPU kernel for %s",
@@ -276,7 +279,7 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
   st = het_run_prepare_outputs(ctx, node, in, NULL, out);
   if (st != HET_OK)
     goto fail;
-  het_cpu_kernel_ctx kc = {
+  het_kernel_ctx kc = {
       .node = node,
       .opset = node->opset,
       .n_inputs = node->n_inputs,
@@ -286,7 +289,7 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
       .state = c->states[i],
       .threads = s->threads,
       .run = ctx,
-      .pool = s->pool,
+      .par = s->pool ? &s->par : NULL,
       .nhwc_in = c->layout[i].nhwc_in,
       .nhwc_out = c->layout[i].nhwc_out,
   };
@@ -310,7 +313,7 @@ fail:
 
 static het_status het_cpu_run(void *state, void *compiled, het_run_ctx *ctx) {
   het_cpu_compiled *c = compiled;
-  het_threadpool_set_omp_threads(((het_cpu_state *)state)->threads);
+  het_kernel_set_omp_threads(((het_cpu_state *)state)->threads);
   for (int i = 0; i < c->n_nodes; i++) {
     double t0 = ctx->record ? het_run_clock() : 0;
     HET_TRY(het_cpu_run_node(state, c, i, ctx));

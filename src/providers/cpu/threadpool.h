@@ -10,16 +10,12 @@
 #include <stdint.h>
 
 #include "core/status.h"
+#include "kernels/parallel.h"
 
 typedef struct het_threadpool het_threadpool;
 
 /* Largest thread count het_threadpool_create accepts. */
 #define HET_THREADPOOL_MAX_THREADS 1024
-
-/* A loop body: handles indices [begin, end) of the loop; ctx is passed
- * through unchanged.  Chunks run concurrently, so fn must only write what
- * its own indices own. */
-typedef void (*het_parallel_fn)(void *ctx, int64_t begin, int64_t end);
 
 /* Creates a pool for `threads` threads: threads-1 workers and the caller
  * (threads == 1 starts no worker; every loop then runs inline).  Workers
@@ -49,27 +45,9 @@ void het_threadpool_parallel_for(het_threadpool *pool, int64_t n,
                                  int64_t grain, het_parallel_fn fn,
                                  void *ctx);
 
-/* The libraries' own threads, governed by the same count:
- * - OpenBLAS (Debian's pthread build) has one process-wide thread count:
- *   het_threadpool_set_blas_threads sets it for every session in the
- *   process (the last provider created wins).
- * - Debian's oneDNN is built on OpenMP (libgomp): it runs each primitive
- *   with omp_get_max_threads() of the thread that executes it, an OpenMP
- *   ICV that is per thread.  het_threadpool_set_omp_threads sets it for the
- *   calling thread (a no-op when it already has that value, or when no
- *   OpenMP runtime is loaded); the provider calls it at the start of every
- *   run.
- * Both libraries keep their workers spinning for a while after a call
- * (OpenBLAS: OPENBLAS_THREAD_TIMEOUT, libgomp: OMP_WAIT_POLICY /
- * GOMP_SPINCOUNT), read from the environment when the libraries load.
- * OpenBLAS's default (2^28 cycles, ~0.1 s of a core after every call) is
- * cut to 2^22 cycles: the first het_threadpool_set_blas_threads call in
- * the process, unless the user set OPENBLAS_THREAD_TIMEOUT, has OpenBLAS
- * re-read its environment with that value and restarts its (idle)
- * workers.  libgomp cannot re-read its settings; its default spin
- * (GOMP_SPINCOUNT 300000 pauses) costs a few ms of CPU after a run, and
- * OMP_WAIT_POLICY=passive in the process environment removes it. */
-void het_threadpool_set_blas_threads(int threads);
-void het_threadpool_set_omp_threads(int threads);
+/* The kernel-library view of the pool (kernels/parallel.h): loops of
+ * kernels given this run on the pool.  Borrowed from pool, valid until it
+ * is destroyed. */
+void het_threadpool_parallel(het_threadpool *pool, het_parallel *out);
 
 #endif

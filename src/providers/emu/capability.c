@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "partitioner/cost.h"
-#include "providers/cpu/kernel.h"
+#include "core/roofline.h"
+#include "kernels/kernel.h"
 #include "providers/emu/emu_internal.h"
 
 /* Ops whose output shape depends on input values, or that run subgraphs. */
@@ -112,7 +112,7 @@ bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
              node->op_type);
     return false;
   }
-  const het_cpu_kernel *k = het_cpu_kernel_find(dom, node->op_type);
+  const het_kernel *k = het_kernel_find(dom, node->op_type);
   if (!k) {
     snprintf(why, why_cap, "emu: no kernel for %s%s%s", dom, *dom ? "." : "",
              node->op_type);
@@ -150,12 +150,7 @@ het_status het_emu_estimate_cost(void *state, const het_graph *graph,
                                  int node, double *seconds) {
   const het_emu_state *s = state;
   het_device_info info;
-  double flops, bytes;
   het_emu_profile_device_info(&s->profile, &info);
-  het_cost_node_work(graph, node, &flops, &bytes);
-  *seconds = het_cost_roofline(&info,
-                               het_cost_node_dtype(graph, &graph->nodes[node]),
-                               flops, bytes) +
-             s->profile.launch_overhead;
+  *seconds = het_roofline_node(graph, node, &info) + s->profile.launch_overhead;
   return HET_OK;
 }

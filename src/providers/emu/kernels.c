@@ -10,16 +10,15 @@
 #include <string.h>
 
 #include "executor/run.h"
-#include "partitioner/cost.h"
-#include "providers/cpu/kernel.h"
+#include "kernels/kernel.h"
 #include "providers/emu/emu_internal.h"
-#include "transfer/convert.h"
+#include "core/tensor.h"
 
 typedef struct het_emu_compiled {
   const het_graph *graph;
   int n_nodes;
   int *nodes;
-  const het_cpu_kernel **kernels;
+  const het_kernel **kernels;
   void **states;
   double *modeled_s; /* per node: estimated device time (timed mode) */
 } het_emu_compiled;
@@ -64,7 +63,7 @@ het_status het_emu_compile(void *state, const het_graph *graph,
       goto fail;
     }
     c->nodes[i] = nodes[i];
-    c->kernels[i] = het_cpu_kernel_find(node->domain, node->op_type);
+    c->kernels[i] = het_kernel_find(node->domain, node->op_type);
     c->n_nodes = i + 1;
     st = het_emu_estimate_cost(s, graph, nodes[i], &c->modeled_s[i]);
     if (st == HET_OK && c->kernels[i]->prepare)
@@ -83,8 +82,8 @@ fail:
 
 typedef struct het_emu_kernel_job {
   het_emu_state *s;
-  const het_cpu_kernel *kernel;
-  het_cpu_kernel_ctx kc;
+  const het_kernel *kernel;
+  het_kernel_ctx kc;
 } het_emu_kernel_job;
 
 static het_status het_emu_kernel_exec(void *arg) {

@@ -32,7 +32,7 @@
 #include <yaml.h>
 
 #include "core/status.h"
-#include "providers/cpu/kernel.h"
+#include "kernels/kernel.h"
 #include "providers/emu/emu_internal.h"
 
 void het_emu_profile_default(het_emu_profile *p) {
@@ -250,7 +250,7 @@ static het_status het_emu_add_op(const het_emu_loader *L, yaml_node_t *item,
     domain[dot - op] = '\0';
     type = dot + 1;
   }
-  if (!het_cpu_kernel_find(domain, type))
+  if (!het_kernel_find(domain, type))
     return het_emu_fail(L, item, key, "op '%s' has no kernel in this build", op);
   char *copy = strdup(op);
   char **grown = realloc(p->supported_ops,

@@ -1,0 +1,184 @@
+/* roofline.c — the core's cost of an op: FLOP and byte counts of one
+ * node from its load-time shapes and the roofline time of that work on a
+ * device (roofline.h).  Unknown dims (and unknown ranks) count as 1 and
+ * unknown dtypes as 4 bytes, so a count is never negative or NaN.
+ */
+#include "core/roofline.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Dim i of value v (negative i counts from the end); 1 when unknown. */
+static double het_work_dim(const het_graph *g, int v, int i) {
+  if (v < 0 || v >= g->n_values)
+    return 1;
+  const het_value *val = &g->values[v];
+  int rank = val->shape.rank;
+  const het_tensor *init = val->initializer;
+  if (rank < 0 && init) {
+    rank = init->rank;
+    if (i < 0)
+      i += rank;
+    return i >= 0 && i < rank && init->dims[i] >= 0 ? (double)init->dims[i]
+                                                    : 1;
+  }
+  if (i < 0)
+    i += rank;
+  if (i < 0 || i >= rank || val->shape.dims[i].value < 0)
+    return 1;
+  return (double)val->shape.dims[i].value;
+}
+
+static int het_work_rank(const het_graph *g, int v) {
+  if (v < 0 || v >= g->n_values)
+    return 0;
+  const het_value *val = &g->values[v];
+  if (val->shape.rank < 0 && val->initializer)
+    return val->initializer->rank;
+  return val->shape.rank < 0 ? 0 : val->shape.rank;
+}
+
+/* Product of dims [from, rank) of v. */
+static double het_work_prod(const het_graph *g, int v, int from) {
+  double p = 1;
+  for (int i = from; i < het_work_rank(g, v); i++)
+    p *= het_work_dim(g, v, i);
+  return p;
+}
+
+static double het_work_numel(const het_graph *g, int v) {
+  return v < 0 ? 0 : het_work_prod(g, v, 0);
+}
+
+double het_roofline_value_bytes(const het_graph *g, int v) {
+  if (v < 0 || v >= g->n_values)
+    return 0;
+  size_t size = het_dtype_size(g->values[v].dtype);
+  return het_work_numel(g, v) * (double)(size ? size : 4);
+}
+
+static bool het_op_in(const char *op, const char *const *list) {
+  for (; *list; list++)
+    if (strcmp(op, *list) == 0)
+      return true;
+  return false;
+}
+
+static const char *const het_movement_ops[] = {
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+    "Split", "Slice", "Gather", "GatherElements", "GatherND", "Scatter",
+    "ScatterND", "ScatterElements", "Expand", "Tile", "Pad", "Identity",
+    "Shape", "Size", "Constant", "ConstantOfShape", "Cast", "CastLike",
+    "DepthToSpace", "SpaceToDepth", "Compress", "ReverseSequence", "Dropout",
+    "SequenceAt", "SequenceConstruct", "SplitToSequence", "ConcatFromSequence",
+    "Optional", "OptionalGetElement", "OptionalHasElement", "EyeLike",
+    NULL};
+
+static const char *const het_normalize_ops[] = {
+    "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
+    "BatchNormalization", "InstanceNormalization", "LpNormalization",
+    "GroupNormalization", "MeanVarianceNormalization", "LRN", NULL};
+
+static const char *const het_pool_ops[] = {"MaxPool", "AveragePool",
+                                           "LpPool", NULL};
+
+static const char *const het_global_ops[] = {
+    "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "ArgMax", "ArgMin",
+    NULL};
+
+/* Conv-like and matrix products; false when op is not one of them. */
+static bool het_work_products(const het_graph *g, const het_node *n,
+                              double *flops) {
+  const char *op = n->op_type;
+  int x = het_node_input(n, 0), y = n->n_outputs ? n->outputs[0] : -1;
+  if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvInteger") == 0) {
+    *flops = 2 * het_work_numel(g, y) * het_work_prod(g, het_node_input(n, 1), 1);
+  } else if (strcmp(op, "QLinearConv") == 0) {
+    *flops = 2 * het_work_numel(g, y) * het_work_prod(g, het_node_input(n, 3), 1);
+  } else if (strcmp(op, "ConvTranspose") == 0) {
+    *flops = 2 * het_work_numel(g, x) * het_work_prod(g, het_node_input(n, 1), 1);
+  } else if (strcmp(op, "MatMul") == 0 || strcmp(op, "MatMulInteger") == 0 ||
+             strcmp(op, "QLinearMatMul") == 0) {
+    *flops = 2 * het_work_numel(g, y) * het_work_dim(g, x, -1);
+  } else if (strcmp(op, "Gemm") == 0) {
+    int k_axis = het_node_attr_int(n, "transA", 0) ? 0 : 1;
+    *flops = 2 * het_work_numel(g, y) * het_work_dim(g, x, k_axis);
+  } else if (strcmp(op, "LSTM") == 0 || strcmp(op, "GRU") == 0 ||
+             strcmp(op, "RNN") == 0) {
+    int w = het_node_input(n, 1), r = het_node_input(n, 2);
+    *flops = 2 * het_work_dim(g, x, 0) * het_work_dim(g, x, 1) *
+             het_work_dim(g, w, 0) * het_work_dim(g, w, 1) *
+             (het_work_dim(g, w, 2) + het_work_dim(g, r, 2));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void het_roofline_work(const het_graph *g, int node, double *flops,
+                       double *bytes) {
+  const het_node *n = &g->nodes[node];
+  const char *op = n->op_type;
+  double b = 0, out_max = 0;
+  for (int k = 0; k < n->n_inputs; k++)
+    b += het_roofline_value_bytes(g, n->inputs[k]);
+  for (int k = 0; k < n->n_outputs; k++) {
+    b += het_roofline_value_bytes(g, n->outputs[k]);
+    double e = het_work_numel(g, n->outputs[k]);
+    out_max = e > out_max ? e : out_max;
+  }
+  *bytes = b;
+  double f = 0, in0 = het_work_numel(g, het_node_input(n, 0));
+  if (het_work_products(g, n, &f)) {
+    /* f set */
+  } else if (het_op_in(op, het_movement_ops)) {
+    f = 0;
+  } else if (het_op_in(op, het_pool_ops)) {
+    size_t nk = 0;
+    const int64_t *ks = het_node_attr_ints(n, "kernel_shape", &nk);
+    f = out_max;
+    for (size_t i = 0; i < nk; i++)
+      f *= ks[i] > 0 ? (double)ks[i] : 1;
+  } else if (het_op_in(op, het_global_ops) || strncmp(op, "Reduce", 6) == 0) {
+    f = in0;
+  } else if (het_op_in(op, het_normalize_ops)) {
+    f = 5 * (in0 > out_max ? in0 : out_max);
+  } else {
+    f = out_max; /* elementwise and everything else: one op per element */
+  }
+  *flops = f;
+}
+
+het_dtype het_roofline_dtype(const het_graph *g, const het_node *n) {
+  for (int k = 0; k < n->n_outputs; k++)
+    if (n->outputs[k] >= 0 && g->values[n->outputs[k]].dtype)
+      return g->values[n->outputs[k]].dtype;
+  for (int k = 0; k < n->n_inputs; k++)
+    if (n->inputs[k] >= 0 && g->values[n->inputs[k]].dtype)
+      return g->values[n->inputs[k]].dtype;
+  return HET_DTYPE_FLOAT32;
+}
+
+double het_roofline_time(const het_device_info *info, het_dtype dtype,
+                         double flops, double bytes) {
+  double peak = info ? info->peak_flops_f32 : 0;
+  if (info && (dtype == HET_DTYPE_FLOAT16 || dtype == HET_DTYPE_BFLOAT16) &&
+      info->peak_flops_f16 > 0)
+    peak = info->peak_flops_f16;
+  if (info && (dtype == HET_DTYPE_INT8 || dtype == HET_DTYPE_UINT8) &&
+      info->peak_flops_i8 > 0)
+    peak = info->peak_flops_i8;
+  if (!(peak > 0))
+    peak = HET_ROOFLINE_DEFAULT_PEAK;
+  double bw = info && info->memory_bandwidth > 0 ? info->memory_bandwidth
+                                                 : HET_ROOFLINE_DEFAULT_BANDWIDTH;
+  return fmax(flops / peak, bytes / bw);
+}
+
+double het_roofline_node(const het_graph *g, int node,
+                         const het_device_info *info) {
+  double flops, bytes;
+  het_roofline_work(g, node, &flops, &bytes);
+  return het_roofline_time(info, het_roofline_dtype(g, &g->nodes[node]), flops,
+                           bytes);
+}

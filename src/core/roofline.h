@@ -1,0 +1,40 @@
+/* roofline.h — the core's cost of an op: work (FLOPs, bytes) of a node
+ * from its load-time shapes and the roofline time of that work on a
+ * device described by het_device_info.  The cost model's default
+ * estimate and the emu's modelled kernel time both come from here.
+ */
+#ifndef HET_CORE_ROOFLINE_H
+#define HET_CORE_ROOFLINE_H
+
+#include "core/ir.h"
+#include "hetrt/provider.h"
+
+/* Bytes of value v from its load-time shape (unknown dims 1, unknown
+ * dtype 4 bytes per element). */
+double het_roofline_value_bytes(const het_graph *g, int v);
+
+/* Work of one node from its (load-time) shapes; unknown dims count as 1.
+ * flops: multiply-adds count 2 (Conv 2*N*Cout*OH*OW*Cin/group*KH*KW,
+ * ConvTranspose 2*N*Cin*H*W*Cout/group*KH*KW, MatMul/Gemm 2*M*N*K batched,
+ * pooling out*kernel, elementwise out, reductions in, Softmax/norms ~5 per
+ * element, data movement 0); bytes: inputs + outputs. */
+void het_roofline_work(const het_graph *g, int node, double *flops,
+                       double *bytes);
+
+/* The element type that decides a node's peak: its first typed output,
+ * else its first typed input, else float32. */
+het_dtype het_roofline_dtype(const het_graph *g, const het_node *n);
+
+/* Roofline time of work on a device: max(flops/peak, bytes/bandwidth),
+ * peak chosen by dtype (float16/bfloat16 → f16, int8/uint8 → i8, falling
+ * back to f32); a rate of 0 (unknown) uses HET_ROOFLINE_DEFAULT_* below. */
+#define HET_ROOFLINE_DEFAULT_PEAK 1e11      /* FLOP/s */
+#define HET_ROOFLINE_DEFAULT_BANDWIDTH 1e10 /* bytes/s */
+double het_roofline_time(const het_device_info *info, het_dtype dtype,
+                         double flops, double bytes);
+
+/* het_roofline_time of het_roofline_work for node on info. */
+double het_roofline_node(const het_graph *g, int node,
+                         const het_device_info *info);
+
+#endif

@@ -1,0 +1,111 @@
+/* matmul_fused_dnnl.c — oneDNN matmul primitive for hetrt.FusedMatMul with
+ * a static A shape: Y = A @ B + bias (+ gelu_erf as an eltwise post-op),
+ * B reordered once into oneDNN's preferred layout, so bias and Gelu are
+ * applied while the GEMM writes Y.  Built only with oneDNN; the kernel
+ * (kernels/nlp_matmul.c) falls back to MatMul + its own row pass.  The
+ * primitive is read-only after creation; scratchpads are per call.
+ */
+#include <stdlib.h>
+
+#include <dnnl.h>
+
+#include "core/infer.h"
+#include "kernels/dnnl/dnnl_common.h"
+#include "kernels/nlp_kernels.h"
+
+typedef struct het_fmm_dnnl {
+  het_dnnl_prim p; /* p.w owned */
+  int64_t m, k, n;
+} het_fmm_dnnl;
+
+static bool md_plain(dnnl_memory_desc_t *md, int64_t r, int64_t c,
+                     bool any) {
+  dnnl_dims_t d = {r, c};
+  return dnnl_memory_desc_init_by_tag(md, 2, d, dnnl_f32,
+                                      any ? dnnl_format_tag_any : dnnl_ab) ==
+         dnnl_success;
+}
+
+static bool fmm_attr_gelu(dnnl_primitive_attr_t attr) {
+  dnnl_post_ops_t po;
+  if (dnnl_post_ops_create(&po) != dnnl_success)
+    return false;
+  bool ok = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_gelu_erf,
+                                         0.0f, 0.0f) == dnnl_success &&
+            dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+  dnnl_post_ops_destroy(po);
+  return ok;
+}
+
+static bool fmm_build(het_fmm_dnnl *f, const het_tensor *w, bool gelu) {
+  dnnl_memory_desc_t src, wany, wuser, b, dst;
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
+  bool ok = attr && (!gelu || fmm_attr_gelu(attr)) &&
+            md_plain(&src, f->m, f->k, false) &&
+            md_plain(&wany, f->k, f->n, true) &&
+            md_plain(&wuser, f->k, f->n, false) &&
+            md_plain(&b, 1, f->n, false) && md_plain(&dst, f->m, f->n, false) &&
+            dnnl_matmul_desc_init(&md, &src, &wany, &b, &dst) == dnnl_success &&
+            dnnl_primitive_desc_create(&pd, &md, attr, het_dnnl_engine(),
+                                       NULL) == dnnl_success;
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  if (!ok || !het_dnnl_prim_init(&f->p, pd))
+    return false;
+  f->p.w = het_dnnl_alloc(&f->p.w_md);
+  return f->p.w && het_dnnl_reorder(&wuser, w->data, &f->p.w_md, f->p.w);
+}
+
+void het_fmm_dnnl_destroy(void *state) {
+  het_fmm_dnnl *f = state;
+  if (!f)
+    return;
+  dnnl_primitive_destroy(f->p.prim);
+  free(f->p.w);
+  free(f);
+}
+
+/* *out = NULL (and OK) when the node does not fit: A's shape not static,
+ * B not a constant 2-D float32, no constant bias, or oneDNN refuses. */
+het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
+                               void **out) {
+  *out = NULL;
+  int a = het_node_input(node, 0), b = het_node_input(node, 1),
+      c = het_node_input(node, 2);
+  if (a < 0 || b < 0 || c < 0 || !het_dnnl_engine() ||
+      !g->values[b].initializer || !g->values[c].initializer)
+    return HET_OK;
+  const het_shape *as = &g->values[a].shape;
+  const het_tensor *w = g->values[b].initializer;
+  if (!het_shape_is_concrete(as) || as->rank < 2 ||
+      w->dtype != HET_DTYPE_FLOAT32 || w->rank != 2 ||
+      as->dims[as->rank - 1].value != w->dims[0])
+    return HET_OK;
+  het_fmm_dnnl *f = calloc(1, sizeof *f);
+  if (!f)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
+                     node->name);
+  f->k = w->dims[0];
+  f->n = w->dims[1];
+  f->m = het_shape_count(as) / f->k;
+  if (f->m < 1 || f->n < 1 ||
+      !fmm_build(f, w, het_node_attr_int(node, "gelu", 0) != 0)) {
+    het_fmm_dnnl_destroy(f);
+    return HET_OK;
+  }
+  *out = f;
+  return HET_OK;
+}
+
+/* Runs when A has the prepared shape; false: the caller falls back. */
+bool het_fmm_dnnl_run(const void *state, const het_tensor *a,
+                      const het_tensor *bias, het_tensor *y) {
+  const het_fmm_dnnl *f = state;
+  if (!f || !bias || a->rank < 2 || a->dims[a->rank - 1] != f->k ||
+      het_tensor_count(a) != f->m * f->k || het_tensor_count(bias) != f->n ||
+      bias->dtype != HET_DTYPE_FLOAT32)
+    return false;
+  return het_dnnl_prim_execute(&f->p, a->data, bias->data, y->data);
+}

@@ -1,0 +1,96 @@
+/* kernel.h — the CPU provider's kernel table entry and call context.
+ * A kernel reads ctx->inputs and writes ctx->outputs, whose dtype and
+ * shape were set by the op's shape inference; an output with data == NULL
+ * (data-dependent shape, e.g. NonZero) must be sized by the kernel with
+ * het_tensor_alloc.  Kernels never allocate other outputs, never abort, and
+ * report failures with het_error naming ctx->node->name.
+ */
+#ifndef HET_KERNELS_KERNEL_H
+#define HET_KERNELS_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/infer.h"
+#include "core/ir.h"
+#include "core/status.h"
+#include "core/tensor.h"
+
+typedef struct het_kernel_ctx {
+  const het_node *node;
+  int opset;
+  int n_inputs;
+  het_tensor *const *inputs;  /* NULL entries for omitted optional inputs */
+  int n_outputs;
+  het_tensor *const *outputs; /* NULL entries for omitted outputs */
+  void *state;                /* from prepare, or NULL */
+  int threads;
+  struct het_run_ctx *run;    /* the run's value table (control flow) */
+  /* The provider's loop runner for het_parallel_for (parallel.h);
+   * NULL (e.g. kernels run by other providers or constant folding) runs
+   * loops inline.  Borrowed, valid during run(). */
+  const struct het_parallel *par;
+  /* Physical layout inside a compiled CPU subgraph (layout.c): bit k of
+   * nhwc_in set means inputs[k] is rank 4 and stored NHWC although its
+   * dims still read N,C,H,W; nhwc_out likewise for outputs.  Only kernels
+   * whose op the layout pass lists ever see a bit set; a value with
+   * H*W == 1 (identical in both layouts) is never marked. */
+  uint32_t nhwc_in, nhwc_out;
+} het_kernel_ctx;
+
+/* Convolution algorithm choice (provider option cpu.conv_algo). */
+typedef enum het_conv_algo {
+  HET_CONV_ALGO_AUTO,     /* Winograd where it times faster than direct */
+  HET_CONV_ALGO_DIRECT,   /* never Winograd */
+  HET_CONV_ALGO_WINOGRAD, /* Winograd wherever oneDNN has it */
+} het_conv_algo;
+
+/* What a compiling CPU provider passes to prepare_with. */
+typedef struct het_kernel_prep {
+  uint32_t nhwc_in, nhwc_out; /* the layout pass's bits (as in the ctx) */
+  het_conv_algo conv_algo;
+} het_kernel_prep;
+
+typedef struct het_kernel {
+  const char *op_type;
+  const char *domain; /* "" for ai.onnx */
+  /* Optional: can this node run here (dtypes, attributes)?  Returns false
+   * with a reason ("int16 not supported").  graph gives value types. */
+  bool (*supports)(const het_graph *graph, const het_node *node, char *why,
+                   size_t why_cap);
+  /* Optional: per-node state created once at compile time (packed weights,
+   * primitives).  Constant inputs are available as initializers. */
+  het_status (*prepare)(const het_graph *graph, const het_node *node,
+                        void **state);
+  het_status (*run)(het_kernel_ctx *ctx);
+  void (*destroy_state)(void *state);
+  /* Optional: prepare with the compiling provider's choices (below);
+   * when set, the CPU provider calls it instead of prepare for every node
+   * (prepare still serves constant folding and other providers).
+   * HET_ERR_UNSUPPORTED for NHWC bits makes the layout pass keep the node
+   * plain. */
+  het_status (*prepare_with)(const het_graph *graph, const het_node *node,
+                             const het_kernel_prep *prep, void **state);
+} het_kernel;
+
+/* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one
+ * table ending with a zeroed entry. */
+extern const het_kernel het_kernels_elementwise[];
+extern const het_kernel het_kernels_linalg[];
+extern const het_kernel het_kernels_tensor[];
+extern const het_kernel het_kernels_reduce[];
+extern const het_kernel het_kernels_control[];
+extern const het_kernel het_kernels_signal[];
+extern const het_kernel het_kernels_nlp[]; /* hetrt-domain fusions */
+
+/* het_error with "node 'name' (Op): " in front of the message. */
+het_status het_kernel_fail(const het_kernel_ctx *ctx, het_status st,
+                               const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* NULL when no kernel exists for the op. */
+const het_kernel *het_kernel_find(const char *domain,
+                                          const char *op_type);
+
+#endif

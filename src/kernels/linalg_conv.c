@@ -1,0 +1,300 @@
+/* linalg_conv.c — Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations,
+ * pads, auto_pad, bias) on the CPU by im2col/col2im + GEMM: OpenBLAS for
+ * float32/float64 (direct depthwise, linalg_conv_dw.c, then oneDNN first
+ * for float32 Conv when built), float16 and
+ * bfloat16 through float32; an int32 instance serves ConvInteger and
+ * QLinearConv (linalg_qlinear.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "kernels/linalg_conv_dw.h"
+#include "kernels/linalg_dnnl_api.h"
+#include "kernels/linalg_kern.h"
+
+static void kidx_decompose(const het_conv_geom *g, int64_t kk, int64_t *k) {
+  for (int d = g->nsp - 1; d >= 0; d--) {
+    k[d] = kk % g->kernel[d];
+    kk /= g->kernel[d];
+  }
+}
+
+static bool geom_pointwise(const het_conv_geom *g) {
+  for (int d = 0; d < g->nsp; d++)
+    if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad_b[d] != 0 ||
+        g->pad_e[d] != 0 || g->in[d] != g->out[d])
+      return false;
+  return true;
+}
+
+static void gemm_i32(bool ta, int64_t m, int64_t n, int64_t k, const int32_t *a,
+                     int64_t lda, const int32_t *b, int64_t ldb, int32_t *c,
+                     int64_t ldc) {
+  for (int64_t i = 0; i < m; i++) {
+    int32_t *crow = c + i * ldc;
+    memset(crow, 0, sizeof(int32_t) * (size_t)n);
+    for (int64_t p = 0; p < k; p++) {
+      int32_t av = ta ? a[p * lda + i] : a[i * lda + p];
+      if (av == 0)
+        continue;
+      const int32_t *brow = b + p * ldb;
+      for (int64_t j = 0; j < n; j++)
+        crow[j] =
+            (int32_t)((uint32_t)crow[j] + (uint32_t)av * (uint32_t)brow[j]);
+    }
+  }
+}
+
+#define LK_T float
+#define LK_SFX f32
+#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                           \
+  het_lk_gemm_work(HET_DTYPE_FLOAT32, ta, false, m, n, k, 1.0, a, lda, b, ldb, \
+                   0.0, c, ldc)
+#include "kernels/linalg_conv_tmpl.h"
+#undef LK_T
+#undef LK_SFX
+#undef LK_GEMM
+
+#define LK_T double
+#define LK_SFX f64
+#define LK_GEMM(ta, m, n, k, a, lda, b, ldb, c, ldc)                           \
+  het_lk_gemm_work(HET_DTYPE_FLOAT64, ta, false, m, n, k, 1.0, a, lda, b, ldb, \
+                   0.0, c, ldc)
+#include "kernels/linalg_conv_tmpl.h"
+#undef LK_T
+#undef LK_SFX
+#undef LK_GEMM
+
+#define LK_T int32_t
+#define LK_SFX i32
+#define LK_GEMM gemm_i32
+#include "kernels/linalg_conv_tmpl.h"
+#undef LK_T
+#undef LK_SFX
+#undef LK_GEMM
+
+/* Sizes of a conv node checked against W: c channels in, m out. */
+static het_status conv_dims(const het_kernel_ctx *ctx, const het_tensor *x,
+                            const het_tensor *w, bool transposed,
+                            int64_t *group, int64_t *c, int64_t *m) {
+  *group = het_node_attr_int(ctx->node, "group", 1);
+  *c = x->dims[1];
+  int64_t wc = transposed ? w->dims[0] : w->dims[1] * *group;
+  if (*group < 1 || *c != wc || *c % *group != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "input has %lld channels but W expects %lld (group "
+                       "%lld)",
+                       (long long)*c, (long long)wc, (long long)*group);
+  *m = transposed ? w->dims[1] * *group : w->dims[0];
+  if (*m % *group != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "%lld output channels not divisible by group %lld",
+                       (long long)*m, (long long)*group);
+  return HET_OK;
+}
+
+het_status het_lk_conv_i32(const het_kernel_ctx *ctx,
+                           const het_conv_geom *g, int64_t nb, int64_t c,
+                           int64_t m, int64_t group, const int32_t *x,
+                           const int32_t *w, int32_t *y) {
+  int64_t cols = (c / group) * het_conv_geom_count(g->kernel, g->nsp) *
+                 het_conv_geom_count(g->out, g->nsp);
+  int32_t *col;
+  HET_TRY(het_lk_alloc(ctx, sizeof(int32_t) * (size_t)cols, (void **)&col));
+  conv_core_i32(g, nb, c, m, group, x, w, NULL, y, col);
+  free(col);
+  return HET_OK;
+}
+
+het_status het_lk_conv_dims(const het_kernel_ctx *ctx, const het_tensor *x,
+                            const het_tensor *w, int64_t *group, int64_t *c,
+                            int64_t *m) {
+  return conv_dims(ctx, x, w, false, group, c, m);
+}
+
+static het_status conv_float(het_kernel_ctx *ctx, bool transposed) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  const het_tensor *b = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  het_conv_geom g;
+  int64_t group = 1, c = 0, m = 0;
+  HET_TRY(
+      het_lk_geom(ctx, transposed ? HET_GEOM_CONVT : HET_GEOM_CONV, x, w, &g));
+  HET_TRY(conv_dims(ctx, x, w, transposed, &group, &c, &m));
+  if (b && het_tensor_count(b) != m)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "bias has %lld values for %lld "
+                       "output channels",
+                       (long long)het_tensor_count(b), (long long)m);
+  if (transposed)
+    memcpy(g.out, y->dims + 2, sizeof(int64_t) * (size_t)g.nsp);
+  if (het_tensor_count(y) == 0)
+    return HET_OK;
+  het_dtype work = het_lk_work_type(x->dtype);
+  size_t es = work == HET_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
+  int64_t ksz = het_conv_geom_count(g.kernel, g.nsp);
+  int64_t cols = transposed
+                     ? (m / group) * ksz * het_conv_geom_count(g.in, g.nsp)
+                     : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
+  het_lk_buf bx = {0}, bw = {0}, bb = {0}, by = {0};
+  void *col = NULL;
+  het_status st = het_lk_buf_input(ctx, x, work, &bx);
+  if (st == HET_OK)
+    st = het_lk_buf_input(ctx, w, work, &bw);
+  if (st == HET_OK && b)
+    st = het_lk_buf_input(ctx, b, work, &bb);
+  if (st == HET_OK)
+    st = het_lk_buf_output(ctx, y, work, &by);
+  if (st == HET_OK)
+    st = het_lk_alloc(ctx, es * (size_t)cols, &col);
+  if (st != HET_OK)
+    goto fail;
+  if (work == HET_DTYPE_FLOAT32 && transposed)
+    convt_core_f32(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                   by.data, col);
+  else if (work == HET_DTYPE_FLOAT32)
+    conv_core_f32(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                  by.data, col);
+  else if (transposed)
+    convt_core_f64(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                   by.data, col);
+  else
+    conv_core_f64(&g, x->dims[0], c, m, group, bx.data, bw.data, bb.data,
+                  by.data, col);
+  het_lk_buf_commit(y, &by);
+fail:
+  free(col);
+  het_lk_buf_release(&by);
+  het_lk_buf_release(&bx);
+  het_lk_buf_release(&bw);
+  het_lk_buf_release(&bb);
+  return st;
+}
+
+/* A Relu or Clip the optimizer fused into this Conv (attributes
+ * hetrt_act_min / hetrt_act_max): clamps the output in place, NaN staying
+ * NaN as in the unfused ops.  The Conv may run in another float type than
+ * the model's float32 (a device with float32_as). */
+static void het_lk_conv_clamp(het_kernel_ctx *ctx) {
+  const het_attr *lo_a = het_node_find_attr(ctx->node, "hetrt_act_min");
+  const het_attr *hi_a = het_node_find_attr(ctx->node, "hetrt_act_max");
+  het_tensor *y = ctx->outputs[0];
+  if (!lo_a || !hi_a)
+    return;
+  float lo = lo_a->f, hi = hi_a->f;
+  int64_t n = het_tensor_count(y);
+  if (y->dtype == HET_DTYPE_FLOAT32) {
+    float *p = y->data;
+    for (int64_t i = 0; i < n; i++) {
+      float v = p[i] < lo ? lo : p[i];
+      p[i] = v > hi ? hi : v;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    double x = het_dtype_load_f64(y->dtype, y->data, i);
+    double v = x < lo ? lo : x;
+    het_dtype_store_f64(y->dtype, y->data, i, v > hi ? hi : v);
+  }
+}
+
+/* A named activation the optimizer fused into this Conv (hetrt_act with
+ * hetrt_act_alpha / hetrt_act_beta): that op's own CPU kernel, run in
+ * place over the output (elementwise kernels allow it). */
+static het_status het_lk_conv_act(het_kernel_ctx *ctx) {
+  const het_attr *op = het_node_find_attr(ctx->node, "hetrt_act");
+  if (!op || !op->s)
+    return HET_OK;
+  const het_kernel *k = het_kernel_find("", op->s);
+  if (!k)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL, "no kernel for the fused %s",
+                       op->s);
+  het_attr attrs[2] = {
+      {.name = "alpha", .type = HET_ATTR_FLOAT,
+       .f = het_node_attr_float(ctx->node, "hetrt_act_alpha", 0.0f)},
+      {.name = "beta", .type = HET_ATTR_FLOAT,
+       .f = het_node_attr_float(ctx->node, "hetrt_act_beta", 0.0f)}};
+  int io_ids[1] = {-1};
+  het_node act = {.name = ctx->node->name, .op_type = op->s, .domain = "",
+                  .opset = ctx->node->opset, .n_inputs = 1,
+                  .inputs = io_ids, .n_outputs = 1, .outputs = io_ids,
+                  .n_attrs = 2, .attrs = attrs};
+  het_tensor *y[1] = {ctx->outputs[0]};
+  het_kernel_ctx c = *ctx;
+  c.node = &act;
+  c.n_inputs = c.n_outputs = 1;
+  c.inputs = c.outputs = y;
+  c.state = NULL;
+  c.nhwc_in = c.nhwc_out = 0;
+  return k->run(&c);
+}
+
+/* z: the residual's bytes (a copy when the memory plan put the output in
+ * the residual's buffer, which the convolution overwrites first). */
+static het_status het_lk_conv_add_residual(het_kernel_ctx *ctx,
+                                           const void *z) {
+  het_tensor *y = ctx->outputs[0];
+  int64_t n = het_tensor_count(y);
+  for (int64_t i = 0; i < n; i++)
+    het_dtype_store_f64(y->dtype, y->data, i,
+                        het_dtype_load_f64(y->dtype, y->data, i) +
+                            het_dtype_load_f64(y->dtype, z, i));
+  return HET_OK;
+}
+
+/* im2col + GEMM, then FusedConv's residual: saved first when it shares
+ * the output's buffer (memplan in-place). */
+static het_status het_lk_conv_generic(het_kernel_ctx *ctx) {
+  const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  if (!z)
+    return conv_float(ctx, false);
+  if (z->dtype != y->dtype || z->rank != y->rank ||
+      memcmp(z->dims, y->dims, sizeof(int64_t) * (size_t)y->rank) != 0)
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "residual input does not match the output");
+  void *saved = NULL;
+  if (z->data == y->data && z->nbytes) {
+    saved = malloc(z->nbytes);
+    if (!saved)
+      return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY, "out of memory");
+    memcpy(saved, z->data, z->nbytes);
+  }
+  het_status st = conv_float(ctx, false);
+  if (st == HET_OK)
+    st = het_lk_conv_add_residual(ctx, saved ? saved : z->data);
+  free(saved);
+  return st;
+}
+
+/* Conv and hetrt.FusedConv: oneDNN (which applies residual and clamp as
+ * post-ops), the direct depthwise kernel or im2col + GEMM, then the
+ * residual and the clamp.  NHWC bits (layout.c) are only ever set where
+ * the first two can honour them. */
+het_status het_lk_conv_run(het_kernel_ctx *ctx) {
+  bool done = false;
+  bool fused_sum = ctx->n_inputs > 3 && ctx->inputs[3];
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    HET_TRY(het_dnnl_conv_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
+  if (!fused_sum) {
+    HET_TRY(het_lk_conv_dw_run(ctx, &done)); /* clamps itself */
+    if (done)
+      return het_lk_conv_act(ctx);
+  }
+  if (ctx->nhwc_in || ctx->nhwc_out)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL,
+                       "no Conv path for the NHWC layout it was given");
+  HET_TRY(het_lk_conv_generic(ctx));
+  het_lk_conv_clamp(ctx);
+  return het_lk_conv_act(ctx);
+}
+
+het_status het_lk_conv_transpose_run(het_kernel_ctx *ctx) {
+  return conv_float(ctx, true);
+}

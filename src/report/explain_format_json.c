@@ -1,0 +1,166 @@
+/* explain_format_json.c — the JSON placement report (also returned by
+ * het_session_explain(s, "json", ...)).  One object: model, algorithm,
+ * warnings, nodes (index, name, op_type, provider, reason, subgraph,
+ * est_seconds, boundary, bytes), edges, subgraphs, boundary_nodes, devices
+ * (planned_peak, capacity, arena, intermediates, weights, estimated) and
+ * estimates.  Strings are escaped so the output always parses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "report/explain_format.h"
+
+static void json_key(het_sbuf *b, const char *key) {
+  het_sbuf_json_str(b, key);
+  het_sbuf_putc(b, ':');
+}
+
+static void json_nodes(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"nodes\": [");
+  for (int i = 0; i < e->n_nodes; i++) {
+    const het_explain_node *n = &e->nodes[i];
+    het_sbuf_puts(b, i ? ",\n    {" : "\n    {");
+    het_sbuf_printf(b, "\"index\":%d,", i);
+    json_key(b, "name");
+    het_sbuf_json_str(b, n->name);
+    het_sbuf_puts(b, ",");
+    json_key(b, "op_type");
+    het_sbuf_json_str(b, n->op_type);
+    het_sbuf_puts(b, ",");
+    json_key(b, "provider");
+    het_sbuf_json_str(b, n->provider);
+    het_sbuf_puts(b, ",");
+    json_key(b, "reason");
+    het_sbuf_json_str(b, n->reason);
+    het_sbuf_printf(b, ",\"subgraph\":%d,\"est_seconds\":", n->subgraph);
+    het_sbuf_json_num(b, n->est_seconds);
+    het_sbuf_puts(b, ",");
+    json_key(b, "boundary");
+    het_sbuf_json_str(b, n->boundary);
+    het_sbuf_puts(b, ",\"bytes\":");
+    het_sbuf_json_num(b, n->bytes);
+    het_sbuf_putc(b, '}');
+  }
+  het_sbuf_puts(b, e->n_nodes ? "\n  ],\n" : "],\n");
+}
+
+static void json_edges(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"edges\": [");
+  for (int k = 0; k < e->n_edges; k++) {
+    const het_explain_edge *ed = &e->edges[k];
+    het_sbuf_puts(b, k ? ",\n    {" : "\n    {");
+    het_sbuf_printf(b, "\"from\":%d,\"to\":%d,", ed->from, ed->to);
+    json_key(b, "value");
+    het_sbuf_json_str(b, ed->value);
+    het_sbuf_puts(b, ",\"bytes\":");
+    het_sbuf_json_num(b, ed->bytes);
+    het_sbuf_printf(b, ",\"crosses_device\":%s}",
+                    het_explain_edge_crosses(e, k) ? "true" : "false");
+  }
+  het_sbuf_puts(b, e->n_edges ? "\n  ],\n" : "],\n");
+}
+
+static void json_subgraphs(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"subgraphs\": [");
+  for (int s = 0; s < e->n_subgraphs; s++) {
+    const het_explain_subgraph *g = &e->subgraphs[s];
+    het_sbuf_puts(b, s ? ",\n    {" : "\n    {");
+    het_sbuf_printf(b, "\"index\":%d,", s);
+    json_key(b, "provider");
+    het_sbuf_json_str(b, g->provider);
+    het_sbuf_printf(b, ",\"n_nodes\":%d,\"est_seconds\":", g->n_nodes);
+    het_sbuf_json_num(b, g->est_seconds);
+    het_sbuf_putc(b, '}');
+  }
+  het_sbuf_puts(b, e->n_subgraphs ? "\n  ],\n" : "],\n");
+}
+
+static void json_boundaries(const het_explain *e, het_sbuf *b) {
+  int first = 1;
+  het_sbuf_puts(b, "  \"boundary_nodes\": [");
+  for (int i = 0; i < e->n_nodes; i++) {
+    const het_explain_node *n = &e->nodes[i];
+    if (!n->boundary)
+      continue;
+    het_sbuf_puts(b, first ? "\n    {" : ",\n    {");
+    first = 0;
+    het_sbuf_printf(b, "\"node\":%d,", i);
+    json_key(b, "name");
+    het_sbuf_json_str(b, n->name);
+    het_sbuf_puts(b, ",");
+    json_key(b, "kind");
+    het_sbuf_json_str(b, n->boundary);
+    het_sbuf_puts(b, ",");
+    json_key(b, "from_provider");
+    het_sbuf_json_str(b, het_explain_boundary_source(e, i));
+    het_sbuf_puts(b, ",");
+    json_key(b, "to_provider");
+    het_sbuf_json_str(b, n->provider);
+    het_sbuf_puts(b, ",\"bytes\":");
+    het_sbuf_json_num(b, n->bytes);
+    het_sbuf_putc(b, '}');
+  }
+  het_sbuf_puts(b, first ? "],\n" : "\n  ],\n");
+}
+
+static void json_devices(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"devices\": [");
+  for (int d = 0; d < e->n_devices; d++) {
+    const het_explain_device *dev = &e->devices[d];
+    het_sbuf_puts(b, d ? ",\n    {" : "\n    {");
+    json_key(b, "provider");
+    het_sbuf_json_str(b, dev->provider);
+    het_sbuf_printf(b, ",\"planned_peak\":%zu,\"capacity\":%zu,"
+                       "\"arena\":%zu,\"intermediates\":%zu,\"weights\":%zu,"
+                       "\"estimated\":%s}",
+                    dev->planned_peak, dev->capacity, dev->arena,
+                    dev->intermediates, dev->weights,
+                    dev->estimated ? "true" : "false");
+  }
+  het_sbuf_puts(b, e->n_devices ? "\n  ],\n" : "],\n");
+}
+
+static void json_estimates(const het_explain *e, het_sbuf *b) {
+  double pct;
+  het_sbuf_puts(b, "  \"estimates\": {\"total_seconds\":");
+  het_sbuf_json_num(b, e->est_total);
+  het_sbuf_puts(b, ",\"cost_seconds\":");
+  het_sbuf_json_num(b, e->est_cost);
+  het_sbuf_puts(b, ",\"priority_seconds\":");
+  het_sbuf_json_num(b, e->est_priority);
+  het_sbuf_puts(b, ",\"cost_vs_priority_percent\":");
+  if (het_explain_gain_percent(e, &pct))
+    het_sbuf_json_num(b, pct);
+  else
+    het_sbuf_puts(b, "null");
+  het_sbuf_puts(b, "},\n");
+}
+
+void het_explain_render_json(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "{\n  \"model\": ");
+  het_sbuf_json_str(b, e->model);
+  het_sbuf_puts(b, ",\n  \"algorithm\": ");
+  het_sbuf_json_str(b, e->algorithm);
+  het_sbuf_puts(b, ",\n  \"warnings\": [");
+  for (int w = 0; w < e->n_warnings; w++) {
+    if (w)
+      het_sbuf_puts(b, ", ");
+    het_sbuf_json_str(b, e->warnings[w]);
+  }
+  het_sbuf_puts(b, "],\n");
+  json_nodes(e, b);
+  json_edges(e, b);
+  json_subgraphs(e, b);
+  json_boundaries(e, b);
+  json_devices(e, b);
+  json_estimates(e, b);
+  /* The human line last, so every key before it ends with a comma. */
+  het_sbuf line = {0};
+  het_explain_summary_line(&line, e);
+  if (line.failed)
+    b->failed = true;
+  het_sbuf_puts(b, "  \"summary\": ");
+  het_sbuf_json_str(b, line.data ? line.data : "");
+  free(line.data);
+  het_sbuf_puts(b, "\n}\n");
+}

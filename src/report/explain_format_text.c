@@ -1,0 +1,129 @@
+/* explain_format_text.c — the plain-text placement report (partview's
+ * default and `hetrt run --explain`): warnings, every node with provider,
+ * subgraph, estimate and reason, the subgraphs, the boundary nodes with the
+ * bytes they move, planned peak memory per device (next to the arena, the
+ * sum of all intermediates without reuse and the weights) and the cost
+ * estimates.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report/explain_format.h"
+
+static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
+
+static int text_width(const char *s, int w) {
+  int n = (int)strlen(or_dash(s));
+  return n > w ? (n > 40 ? 40 : n) : w;
+}
+
+static void text_nodes(const het_explain *e, het_sbuf *b) {
+  int wn = 4, wo = 7, wp = 8;
+  for (int i = 0; i < e->n_nodes; i++) {
+    wn = text_width(e->nodes[i].name, wn);
+    wo = text_width(e->nodes[i].op_type, wo);
+    wp = text_width(e->nodes[i].provider, wp);
+  }
+  het_sbuf_printf(b, "nodes (%d):\n", e->n_nodes);
+  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %4s  %10s  %s\n", "#", wn,
+                  "name", wo, "op_type", wp, "provider", "sg", "estimate",
+                  "reason");
+  for (int i = 0; i < e->n_nodes; i++) {
+    const het_explain_node *n = &e->nodes[i];
+    char t[32], sg[16];
+    if (n->subgraph >= 0)
+      snprintf(sg, sizeof sg, "%d", n->subgraph);
+    else
+      snprintf(sg, sizeof sg, "-");
+    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %4s  %10s  %s\n", i, wn,
+                    or_dash(n->name), wo, or_dash(n->op_type), wp,
+                    or_dash(n->provider), sg,
+                    het_explain_fmt_seconds(t, sizeof t, n->est_seconds),
+                    or_dash(n->reason));
+  }
+}
+
+static void text_subgraphs(const het_explain *e, het_sbuf *b) {
+  het_sbuf_printf(b, "\nsubgraphs (%d):\n", e->n_subgraphs);
+  het_sbuf_printf(b, "  %4s  %-10s  %6s  %10s\n", "sg", "provider", "nodes",
+                  "estimate");
+  for (int s = 0; s < e->n_subgraphs; s++) {
+    const het_explain_subgraph *g = &e->subgraphs[s];
+    char t[32];
+    het_sbuf_printf(b, "  %4d  %-10s  %6d  %10s\n", s, or_dash(g->provider),
+                    g->n_nodes,
+                    het_explain_fmt_seconds(t, sizeof t, g->est_seconds));
+  }
+}
+
+/* Names last: copy names embed tensor names and can be long. */
+static void text_boundaries(const het_explain *e, het_sbuf *b) {
+  int count = 0;
+  double total = 0.0;
+  char h[32];
+  for (int i = 0; i < e->n_nodes; i++)
+    if (e->nodes[i].boundary) {
+      count++;
+      total += e->nodes[i].bytes;
+    }
+  het_sbuf_printf(b, "\nboundary nodes (%d):\n", count);
+  if (count == 0)
+    return;
+  het_sbuf_printf(b, "  %4s  %-6s  %-16s  %-24s  %s\n", "#", "kind",
+                  "from -> to", "bytes", "name");
+  for (int i = 0; i < e->n_nodes; i++) {
+    const het_explain_node *n = &e->nodes[i];
+    if (!n->boundary)
+      continue;
+    char dir[96], bytes[64];
+    snprintf(dir, sizeof dir, "%s -> %s",
+             or_dash(het_explain_boundary_source(e, i)), or_dash(n->provider));
+    snprintf(bytes, sizeof bytes, "%.0f (%s)", n->bytes,
+             het_explain_fmt_bytes(h, sizeof h, n->bytes));
+    het_sbuf_printf(b, "  %4d  %-6s  %-16s  %-24s  %s\n", i, n->boundary, dir,
+                    bytes, or_dash(n->name));
+  }
+  het_sbuf_printf(b, "  total moved: %.0f bytes (%s)\n", total,
+                  het_explain_fmt_bytes(h, sizeof h, total));
+}
+
+static void text_devices(const het_explain *e, het_sbuf *b) {
+  het_sbuf_printf(b, "\nplanned peak memory per device (%d):\n", e->n_devices);
+  for (int d = 0; d < e->n_devices; d++) {
+    const het_explain_device *dev = &e->devices[d];
+    char p[32], c[32];
+    het_sbuf_printf(b, "  %-10s  peak %s (%zu bytes)", or_dash(dev->provider),
+                    het_explain_fmt_bytes(p, sizeof p, (double)dev->planned_peak),
+                    dev->planned_peak);
+    if (dev->capacity == 0)
+      het_sbuf_puts(b, " of unlimited capacity\n");
+    else
+      het_sbuf_printf(b, " of %s capacity (%.0f%%)%s\n",
+                      het_explain_fmt_bytes(c, sizeof c, (double)dev->capacity),
+                      100.0 * (double)dev->planned_peak / (double)dev->capacity,
+                      dev->planned_peak > dev->capacity ? "  OVER CAPACITY" : "");
+    het_sbuf_puts(b, "              ");
+    het_explain_memory_line(b, dev);
+    het_sbuf_printf(b, "\n              bytes: arena %zu, intermediates %zu, "
+                       "weights %zu\n",
+                    dev->arena, dev->intermediates, dev->weights);
+  }
+}
+
+void het_explain_render_text(const het_explain *e, het_sbuf *b) {
+  char t[32];
+  het_sbuf_printf(b, "placement report: %s\nalgorithm: %s\n", or_dash(e->model),
+                  or_dash(e->algorithm));
+  for (int w = 0; w < e->n_warnings; w++)
+    het_sbuf_printf(b, "warning: %s\n", or_dash(e->warnings[w]));
+  het_sbuf_putc(b, '\n');
+  text_nodes(e, b);
+  text_subgraphs(e, b);
+  text_boundaries(e, b);
+  text_devices(e, b);
+  het_sbuf_printf(b, "\nestimated total: %s (%d subgraph%s)\n",
+                  het_explain_fmt_seconds(t, sizeof t, e->est_total),
+                  e->n_subgraphs, e->n_subgraphs == 1 ? "" : "s");
+  het_explain_summary_line(b, e);
+  het_sbuf_putc(b, '\n');
+}

@@ -1,0 +1,211 @@
+/* options_ext.c — session options beyond providers and threads: device
+ * profiles, algorithm, strictness, provider-specific options, per-node
+ * constraints and memory budgets.  Everything is copied; nothing is checked
+ * against a model until a session is created.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session.h"
+#include "core/status.h"
+
+static het_status het_kv_append(het_kv **list, int *n, const char *key,
+                                const char *value) {
+  for (int i = 0; i < *n; i++)
+    if (strcmp((*list)[i].key, key) == 0) {
+      char *v = strdup(value);
+      if (!v)
+        return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+      free((*list)[i].value);
+      (*list)[i].value = v;
+      return HET_OK;
+    }
+  het_kv *grown = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+  if (!grown)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+  *list = grown;
+  grown[*n].key = strdup(key);
+  grown[*n].value = strdup(value);
+  if (!grown[*n].key || !grown[*n].value) {
+    free(grown[*n].key);
+    free(grown[*n].value);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+  }
+  (*n)++;
+  return HET_OK;
+}
+
+static void het_kv_clear(het_kv *list, int n) {
+  for (int i = 0; i < n; i++) {
+    free(list[i].key);
+    free(list[i].value);
+  }
+  free(list);
+}
+
+void het_options_ext_clear(het_session_options *o) {
+  for (int i = 0; i < o->n_profiles; i++)
+    free(o->profiles[i]);
+  o->n_profiles = 0;
+  free(o->node_times);
+  het_kv_clear(o->kv, o->n_kv);
+  het_kv_clear(o->budgets, o->n_budgets);
+  for (int i = 0; i < o->n_rules; i++) {
+    free(o->rules[i].node);
+    free(o->rules[i].provider);
+  }
+  free(o->rules);
+}
+
+het_status het_options_set_profiles(het_session_options *o,
+                                    const char *value) {
+  char *copy[HET_MAX_PROFILES] = {0};
+  int n = 0;
+  const char *p = value;
+  het_status st = HET_OK;
+  while (*p && st == HET_OK) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == 0)
+      st = het_error(HET_ERR_INVALID_ARGUMENT, "devices: empty profile path");
+    else if (n == HET_MAX_PROFILES)
+      st = het_error(HET_ERR_INVALID_ARGUMENT,
+                     "devices: more than %d profiles", HET_MAX_PROFILES);
+    else if (!(copy[n++] = strndup(p, len)))
+      st = het_error(HET_ERR_OUT_OF_MEMORY, "devices: out of memory");
+    p += len + (end ? 1 : 0);
+  }
+  if (st != HET_OK) {
+    for (int i = 0; i < n; i++)
+      free(copy[i]);
+    return st;
+  }
+  for (int i = 0; i < o->n_profiles; i++)
+    free(o->profiles[i]);
+  memcpy(o->profiles, copy, sizeof copy);
+  o->n_profiles = n;
+  return HET_OK;
+}
+
+het_status het_options_set_ext(het_session_options *o, const char *key,
+                               const char *value, bool *handled) {
+  *handled = true;
+  if (strcmp(key, "devices") == 0)
+    return het_options_set_profiles(o, value);
+  if (strcmp(key, "algorithm") == 0) {
+    if (strcmp(value, "cost") && strcmp(value, "priority"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'algorithm': '%s' is not cost or priority",
+                       value);
+    o->use_priority = strcmp(value, "priority") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "optimization") == 0) {
+    static const char *const levels[] = {"none", "basic", "extended",
+                                         "all"};
+    for (int i = 0; i < 4; i++)
+      if (strcmp(value, levels[i]) == 0) {
+        o->opt_level = i;
+        return HET_OK;
+      }
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "option 'optimization': '%s' is not none, basic, "
+                     "extended or all",
+                     value);
+  }
+  if (strcmp(key, "measure") == 0 || strcmp(key, "trace") == 0) {
+    if (strcmp(value, "true") && strcmp(value, "false"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option '%s': '%s' is not true or false", key, value);
+    *(key[0] == 'm' ? &o->measure : &o->trace) = strcmp(value, "true") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "executor") == 0) {
+    if (strcmp(value, "sequential") && strcmp(value, "streams"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'executor': '%s' is not sequential or streams",
+                       value);
+    o->streams = strcmp(value, "streams") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "node_times") == 0) {
+    char *copy = NULL;
+    if (*value && !(copy = strdup(value)))
+      return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+    free(o->node_times);
+    o->node_times = copy; /* "" clears it */
+    return HET_OK;
+  }
+  if (strcmp(key, "strict") == 0) {
+    if (strcmp(value, "true") && strcmp(value, "false"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'strict': '%s' is not true or false", value);
+    o->non_strict = strcmp(value, "false") == 0;
+    return HET_OK;
+  }
+  const char *dot = strchr(key, '.');
+  if (dot && dot != key && dot[1])
+    return het_kv_append(&o->kv, &o->n_kv, key, value);
+  *handled = false;
+  return HET_OK;
+}
+
+static het_status het_add_rule(het_session_options *o, het_rule_kind kind,
+                               const char *node, const char *provider,
+                               double factor) {
+  if (!o || !node || !*node || !provider || !*provider)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "placement constraint: NULL or empty node/provider");
+  het_node_rule *grown =
+      realloc(o->rules, (size_t)(o->n_rules + 1) * sizeof *grown);
+  if (!grown)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+  o->rules = grown;
+  het_node_rule *r = &grown[o->n_rules];
+  r->kind = kind;
+  r->factor = factor;
+  r->node = strdup(node);
+  r->provider = strdup(provider);
+  if (!r->node || !r->provider) {
+    free(r->node);
+    free(r->provider);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+  }
+  o->n_rules++;
+  return HET_OK;
+}
+
+het_status het_session_options_pin(het_session_options *o, const char *node,
+                                   const char *provider) {
+  return het_add_rule(o, HET_RULE_PIN, node, provider, 1.0);
+}
+
+het_status het_session_options_forbid(het_session_options *o,
+                                      const char *node,
+                                      const char *provider) {
+  return het_add_rule(o, HET_RULE_FORBID, node, provider, 1.0);
+}
+
+het_status het_session_options_prefer(het_session_options *o,
+                                      const char *node, const char *provider,
+                                      double factor) {
+  if (!(factor > 0) || factor > 1e6)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "prefer '%s' on '%s': factor %g is not in (0, 1e6]",
+                     node ? node : "(null)", provider ? provider : "(null)",
+                     factor);
+  return het_add_rule(o, HET_RULE_PREFER, node, provider, factor);
+}
+
+het_status het_session_options_set_memory_budget(het_session_options *o,
+                                                 const char *provider,
+                                                 size_t bytes) {
+  char text[32];
+  if (!o || !provider || !*provider)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "memory budget: NULL or empty provider");
+  snprintf(text, sizeof text, "%zu", bytes);
+  return het_kv_append(&o->budgets, &o->n_budgets, provider, text);
+}

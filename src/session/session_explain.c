@@ -1,0 +1,246 @@
+/* session_explain.c — fills the placement report (partitioner/explain.h)
+ * from a built session and renders it (het_session_explain).
+ * Planned peak memory per device comes from the memory planner
+ * (session_memory.c: arena plus what lives outside it, shown next to the
+ * sum of all intermediate sizes and the weights) when the input
+ * shapes are static; with symbolic shapes it is estimated by walking the
+ * execution order with load-time shapes (unknown dims count as 1): outputs
+ * become live when produced and die after their last reader; initializers
+ * and placed copies live throughout.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session.h"
+#include "session/session_memory.h"
+#include "core/status.h"
+#include "report/explain.h"
+#include "transfer/boundary.h"
+
+double het_value_bytes(const het_value *v) {
+  double n = 1;
+  if (v->shape.rank < 0)
+    return 0;
+  for (int i = 0; i < v->shape.rank; i++)
+    n *= v->shape.dims[i].value >= 0 ? (double)v->shape.dims[i].value : 1.0;
+  return n * (double)het_dtype_size(v->dtype);
+}
+
+/* Memory space of a value under the partition: -1 host, else device. */
+static int het_value_space(const het_session *s, int v) {
+  int prod = s->graph->values[v].producer;
+  if (prod < 0)
+    return s->placed && s->placed[v] && s->placed[v]->device
+               ? s->placed[v]->device->index
+               : -1;
+  int p = s->partition.provider[prod];
+  return p >= 0 && !s->host_memory[p] ? p : -1;
+}
+
+/* The planner's figures for static input shapes; false when not static. */
+static bool het_explain_planned(const het_session *s, het_explain_device *dev) {
+  het_memory_summary *m = calloc((size_t)s->n_providers + 1, sizeof *m);
+  bool ok = m && het_session_memory_summary(s, false, false, m) == HET_OK;
+  for (int d = 0; ok && d <= s->n_providers; d++) {
+    dev[d].planned_peak = m[d].peak + m[d].resident;
+    dev[d].arena = m[d].peak;
+    dev[d].intermediates = m[d].intermediates;
+    dev[d].weights = m[d].weights;
+  }
+  free(m);
+  return ok;
+}
+
+/* Symbolic shapes: sums and a lifetime walk over load-time shapes. */
+static void het_explain_estimate(const het_session *s, het_explain_device *dev,
+                                 double *live, int *left) {
+  const het_graph *g = s->graph;
+  int n_sp = s->n_providers + 1;
+  for (int v = 0; v < g->n_values; v++) {
+    const het_value *val = &g->values[v];
+    size_t b = (size_t)het_value_bytes(val);
+    int sp = het_value_space(s, v) + 1;
+    if (val->producer < 0)
+      live[sp] += (double)b;
+    if (val->producer < 0 && (val->initializer || (s->placed && s->placed[v])))
+      dev[sp].weights += b;
+    else if (val->producer >= 0 && !(val->flags & HET_VALUE_GRAPH_OUTPUT))
+      dev[sp].intermediates += b;
+  }
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++)
+      if (g->nodes[n].inputs[i] >= 0)
+        left[g->nodes[n].inputs[i]]++;
+  double *peak = live + n_sp;
+  for (int d = 0; d < n_sp; d++)
+    peak[d] = live[d];
+  for (int k = 0; k < g->n_nodes; k++) {
+    const het_node *node = &g->nodes[g->order[k]];
+    for (int o = 0; o < node->n_outputs; o++)
+      if (node->outputs[o] >= 0)
+        live[het_value_space(s, node->outputs[o]) + 1] +=
+            het_value_bytes(&g->values[node->outputs[o]]);
+    for (int d = 0; d < n_sp; d++)
+      peak[d] = fmax(peak[d], live[d]);
+    for (int i = 0; i < node->n_inputs; i++) {
+      int v = node->inputs[i];
+      if (v >= 0 && --left[v] == 0 && g->values[v].producer >= 0 &&
+          !(g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
+        live[het_value_space(s, v) + 1] -= het_value_bytes(&g->values[v]);
+    }
+  }
+  for (int d = 0; d < n_sp; d++) {
+    dev[d].planned_peak = (size_t)peak[d];
+    dev[d].estimated = true;
+  }
+}
+
+/* dev[0] host, dev[p + 1] provider p's memory space. */
+static void het_explain_memory(const het_session *s, het_explain_device *dev) {
+  if (het_explain_planned(s, dev))
+    return;
+  size_t n_sp = (size_t)s->n_providers + 1;
+  double *live = calloc(2 * n_sp, sizeof *live);
+  int *left = calloc((size_t)s->graph->n_values + 1, sizeof *left);
+  if (live && left)
+    het_explain_estimate(s, dev, live, left);
+  free(live);
+  free(left);
+}
+
+static const char *het_space_label(const het_session *s, int p) {
+  return p >= 0 ? s->providers[p].vt->name : "host";
+}
+
+/* Estimated seconds of one copy node: the cost model's transfer time
+ * (the figure the assignment was optimised with). */
+static double het_copy_seconds(const het_session *s, int node, double bytes) {
+  const het_node *n = &s->graph->nodes[node];
+  return het_cost_transfer(&s->cost, het_value_space(s, n->inputs[0]),
+                           s->partition.provider[node], bytes);
+}
+
+/* Host memory bandwidth: the first host-memory provider's, or 10 GB/s. */
+static double het_host_bandwidth(const het_session *s) {
+  for (int p = 0; p < s->n_providers; p++)
+    if (s->host_memory[p] && s->info[p].memory_bandwidth > 0)
+      return s->info[p].memory_bandwidth;
+  return 1e10;
+}
+
+static void het_explain_node_fill(const het_session *s, int node,
+                                  het_explain_node *en) {
+  const het_graph *g = s->graph;
+  const het_node *n = &g->nodes[node];
+  int p = s->partition.provider[node];
+  en->name = n->name;
+  en->op_type = n->op_type;
+  en->provider = het_space_label(s, p);
+  en->reason = s->partition.reason[node];
+  het_step_kind kind = (het_step_kind)s->partition.kind[node];
+  if (kind != HET_STEP_COMPUTE) {
+    het_step_kind base = het_step_base(kind);
+    en->boundary = base == HET_STEP_COPY   ? "copy"
+                   : base == HET_STEP_CAST ? "cast"
+                                           : "layout";
+    en->bytes = het_value_bytes(&g->values[n->inputs[0]]);
+    if (het_step_is_static(kind))
+      en->est_seconds = 0;
+    else if (base == HET_STEP_COPY)
+      en->est_seconds = het_copy_seconds(s, node, en->bytes);
+    else /* read and write once in host memory */
+      en->est_seconds = 2 * en->bytes / het_host_bandwidth(s);
+  } else if (node < s->n_model_nodes && p >= 0 && s->cost.node_time) {
+    double t = s->cost.node_time[node * s->cost.n_devices + p];
+    en->est_seconds = isfinite(t) ? t : 0;
+  }
+}
+
+static het_status het_explain_fill(const het_session *s, het_arena *a,
+                                   het_explain *e) {
+  const het_graph *g = s->graph;
+  memset(e, 0, sizeof *e);
+  e->model = s->model;
+  e->algorithm = s->use_priority ? "priority" : "cost";
+  e->n_nodes = g->n_nodes;
+  e->nodes = het_arena_calloc(a, (size_t)g->n_nodes + 1, sizeof *e->nodes);
+  int *pos = het_arena_calloc(a, (size_t)g->n_nodes + 1, sizeof(int));
+  size_t max_edges = 1;
+  for (int n = 0; n < g->n_nodes; n++)
+    max_edges += (size_t)g->nodes[n].n_inputs;
+  e->edges = het_arena_calloc(a, max_edges, sizeof *e->edges);
+  e->subgraphs = het_arena_calloc(a, (size_t)s->partition.n_subgraphs + 1,
+                                  sizeof *e->subgraphs);
+  e->devices = het_arena_calloc(a, (size_t)s->n_providers + 2,
+                                sizeof *e->devices);
+  het_explain_device *space = het_arena_calloc(
+      a, (size_t)s->n_providers + 2, sizeof *space);
+  if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !space)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
+  /* Compute steps are the report's subgraphs; copies belong to none. */
+  int k = 0;
+  for (int si = 0; si < s->partition.n_subgraphs; si++) {
+    const het_subgraph *sg = &s->partition.subgraphs[si];
+    bool compute = sg->kind == HET_STEP_COMPUTE;
+    het_explain_subgraph *es = compute ? &e->subgraphs[e->n_subgraphs] : NULL;
+    if (es) {
+      es->provider = het_space_label(s, sg->provider);
+      es->n_nodes = sg->n_nodes;
+      if (sg->provider >= 0)
+        es->est_seconds = s->info[sg->provider].launch_overhead;
+    }
+    for (int j = 0; j < sg->n_nodes; j++, k++) {
+      pos[sg->nodes[j]] = k;
+      het_explain_node_fill(s, sg->nodes[j], &e->nodes[k]);
+      e->nodes[k].subgraph = es ? e->n_subgraphs : -1;
+      if (es)
+        es->est_seconds += e->nodes[k].est_seconds;
+    }
+    if (es)
+      e->n_subgraphs++;
+  }
+  for (int n = 0; n < g->n_nodes; n++)
+    for (int i = 0; i < g->nodes[n].n_inputs; i++) {
+      int v = g->nodes[n].inputs[i];
+      if (v < 0 || g->values[v].producer < 0)
+        continue;
+      het_explain_edge *ed = &e->edges[e->n_edges++];
+      ed->from = pos[g->values[v].producer];
+      ed->to = pos[n];
+      ed->value = g->values[v].name;
+      ed->bytes = het_value_bytes(&g->values[v]);
+    }
+  het_explain_memory(s, space);
+  space[0].provider = "host";
+  e->devices[e->n_devices++] = space[0];
+  for (int p = 0; p < s->n_providers; p++)
+    if (!s->host_memory[p]) {
+      space[p + 1].provider = s->providers[p].vt->name;
+      space[p + 1].capacity = s->info[p].memory_capacity;
+      e->devices[e->n_devices++] = space[p + 1];
+    }
+  e->est_priority = s->est_priority;
+  e->est_cost = s->est_cost;
+  e->est_total = s->use_priority ? s->est_priority : s->est_cost;
+  e->n_warnings = s->n_warnings;
+  e->warnings = (const char **)s->warnings;
+  return HET_OK;
+}
+
+het_status het_session_explain(const het_session *s, const char *format,
+                               char **out) {
+  if (!s || !format || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_explain: NULL argument");
+  het_arena a;
+  het_explain e;
+  het_arena_init(&a);
+  het_status st = het_explain_fill(s, &a, &e);
+  if (st == HET_OK)
+    st = het_explain_format(&e, format, out);
+  het_arena_deinit(&a);
+  return st;
+}
+
+void het_string_destroy(char *s) { free(s); }

@@ -1,0 +1,166 @@
+/* session_trace.c — the traced runs of a session (option trace=true) as a
+ * Chrome trace (chrome://tracing, Perfetto: one lane per device stream —
+ * each provider's compute, the copies, the host-side conversions) and as a
+ * per-op summary table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/session.h"
+#include "core/status.h"
+#include "report/explain_format.h"
+
+/* Lane of a node: provider p's compute is p + 1; copies n + 1; host-side
+ * casts and layout changes n + 2 (n = provider count). */
+static int het_trace_lane(const het_session *s, int node) {
+  het_step_kind k = (het_step_kind)s->partition.kind[node];
+  if (k == HET_STEP_COMPUTE)
+    return s->partition.provider[node] + 1;
+  return het_step_base(k) == HET_STEP_COPY ? s->n_providers + 1
+                                          : s->n_providers + 2;
+}
+
+static const char *het_trace_provider(const het_session *s, int node) {
+  int p = s->partition.provider[node];
+  return p >= 0 ? s->providers[p].vt->name : "host";
+}
+
+static void het_trace_lanes(const het_session *s, het_sbuf *b) {
+  het_sbuf_puts(b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                   "\"args\":{\"name\":\"hetrt session\"}}");
+  for (int lane = 1; lane <= s->n_providers + 2; lane++) {
+    char name[96];
+    if (lane <= s->n_providers)
+      snprintf(name, sizeof name, "%s compute",
+               s->providers[lane - 1].vt->name);
+    else
+      snprintf(name, sizeof name, "%s",
+               lane == s->n_providers + 1 ? "copies" : "host conversions");
+    het_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
+                       "\"tid\":%d,\"args\":{\"name\":",
+                    lane);
+    het_sbuf_json_str(b, name);
+    het_sbuf_puts(b, "}}");
+  }
+}
+
+static void het_trace_event_json(const het_session *s,
+                                 const het_trace_event *e, het_sbuf *b) {
+  const het_node *n = &s->graph->nodes[e->node];
+  het_sbuf_puts(b, ",\n{\"name\":");
+  het_sbuf_json_str(b, n->name);
+  het_sbuf_puts(b, ",\"cat\":");
+  het_sbuf_json_str(b, n->op_type);
+  het_sbuf_printf(b, ",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                     "\"dur\":%.3f,\"args\":{\"provider\":",
+                  het_trace_lane(s, e->node), e->t0 * 1e6,
+                  (e->t1 - e->t0) * 1e6);
+  het_sbuf_json_str(b, het_trace_provider(s, e->node));
+  het_sbuf_printf(b, ",\"run\":%ld", e->run);
+  if (s->partition.kind[e->node] != HET_STEP_COMPUTE) {
+    int moved = s->graph->nodes[e->node].inputs[0];
+    het_sbuf_printf(b, ",\"bytes\":%.0f",
+                    het_value_bytes(&s->graph->values[moved]));
+  }
+  het_sbuf_puts(b, "}}");
+}
+
+het_status het_session_save_trace(het_session *s, const char *path) {
+  if (!s || !path)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_save_trace: NULL argument");
+  het_trace_event *ev;
+  size_t n;
+  long runs;
+  HET_TRY(het_measure_snapshot(s, &ev, &n, &runs));
+  het_sbuf b = {0};
+  het_sbuf_puts(&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+  het_trace_lanes(s, &b);
+  for (size_t k = 0; k < n; k++)
+    het_trace_event_json(s, &ev[k], &b);
+  het_sbuf_puts(&b, "\n]}\n");
+  free(ev);
+  het_status st = HET_OK;
+  FILE *f = b.failed ? NULL : fopen(path, "w");
+  if (b.failed)
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "trace: out of memory");
+  else if (!f || fwrite(b.data, 1, b.len, f) != b.len)
+    st = het_error(HET_ERR_IO, "trace: cannot write '%s'", path);
+  if (f && fclose(f) != 0 && st == HET_OK)
+    st = het_error(HET_ERR_IO, "trace: cannot write '%s'", path);
+  free(b.data);
+  return st;
+}
+
+typedef struct het_op_row {
+  const char *op, *provider;
+  long calls;
+  double seconds;
+} het_op_row;
+
+static int het_op_row_cmp(const void *a, const void *b) {
+  double x = ((const het_op_row *)a)->seconds;
+  double y = ((const het_op_row *)b)->seconds;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Rows per (op type, provider) over the events, sorted by time. */
+static size_t het_op_rows(const het_session *s, const het_trace_event *ev,
+                          size_t n, het_op_row *rows, double *total) {
+  size_t n_rows = 0;
+  *total = 0;
+  for (size_t k = 0; k < n; k++) {
+    const char *op = s->graph->nodes[ev[k].node].op_type;
+    const char *prov = het_trace_provider(s, ev[k].node);
+    size_t r = 0;
+    while (r < n_rows &&
+           (strcmp(rows[r].op, op) || strcmp(rows[r].provider, prov)))
+      r++;
+    if (r == n_rows)
+      rows[n_rows++] = (het_op_row){op, prov, 0, 0};
+    rows[r].calls++;
+    rows[r].seconds += ev[k].t1 - ev[k].t0;
+    *total += ev[k].t1 - ev[k].t0;
+  }
+  qsort(rows, n_rows, sizeof *rows, het_op_row_cmp);
+  return n_rows;
+}
+
+het_status het_session_get_profile_summary(het_session *s, char **out) {
+  if (!s || !out)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_session_get_profile_summary: NULL argument");
+  het_trace_event *ev;
+  size_t n;
+  long runs;
+  HET_TRY(het_measure_snapshot(s, &ev, &n, &runs));
+  het_op_row *rows = calloc(n + 1, sizeof *rows);
+  if (!rows) {
+    free(ev);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "profile: out of memory");
+  }
+  double total;
+  size_t n_rows = het_op_rows(s, ev, n, rows, &total);
+  long per = runs > 0 ? runs : 1;
+  het_sbuf b = {0};
+  het_sbuf_printf(&b, "per-op time over %ld run%s (%.3f ms per run in "
+                      "nodes and boundary steps)\n",
+                  runs, runs == 1 ? "" : "s", total * 1e3 / (double)per);
+  het_sbuf_printf(&b, "  %-22s %-8s %8s %12s %12s %7s\n", "op", "provider",
+                  "calls/run", "total ms", "ms/run", "share");
+  for (size_t r = 0; r < n_rows; r++)
+    het_sbuf_printf(&b, "  %-22s %-8s %8.1f %12.3f %12.4f %6.1f%%\n",
+                    rows[r].op, rows[r].provider,
+                    (double)rows[r].calls / (double)per, rows[r].seconds * 1e3,
+                    rows[r].seconds * 1e3 / (double)per,
+                    total > 0 ? 100.0 * rows[r].seconds / total : 0.0);
+  free(rows);
+  free(ev);
+  if (b.failed) {
+    free(b.data);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "profile: out of memory");
+  }
+  *out = b.data;
+  return HET_OK;
+}
