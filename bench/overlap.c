@@ -2,14 +2,18 @@
  * The model's work is on the emulated accelerator in timed mode, so copies
  * take the profile's link time and kernels its compute time; the emu has a
  * compute stream and a copy engine.  Two workloads:
- *   concurrent K  K threads run the session at once (one run's copies
- *                 during another's kernels), sequential executor;
+ *   concurrent K [EXECUTOR]
+ *                 K threads run the session at once (one run's copies
+ *                 during another's kernels; each run has its own streams),
+ *                 on the sequential plan (default) or the streams plan;
  *   streams       one run at a time with executor=streams on a model of
  *                 several micro-batches (one micro-batch's copies during
  *                 another's kernels).
  * Reported: per-run serial sum S (compute C + copies X, from the trace of
  * sequential single-threaded runs), the wall time per run W, 1 - W/S, the
  * copy share X/S and the fraction of copy time hidden min(1, (S - W)/X).
+ * Also the planned peak memory of the host and the emu (the plan's arenas
+ * plus what lives outside them).
  * HETRT_OVERLAP_TRACE=FILE writes the overlapped runs' Chrome trace.
  * Public API only.
  */
@@ -122,18 +126,23 @@ static void bind_inputs(het_session *s, worker *w) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: overlap MODEL PROFILE RUNS concurrent K | streams\n");
+    fprintf(stderr, "usage: overlap MODEL PROFILE RUNS concurrent K "
+                    "[sequential|streams] | streams\n");
     return 2;
   }
   int runs = atoi(argv[3]);
   bool streams = strcmp(argv[4], "streams") == 0;
   int k = streams ? 1 : (argc > 5 ? atoi(argv[5]) : 2);
-  if (runs < 1 || k < 1 || k > 16)
+  const char *executor = streams ? "streams" : argc > 6 ? argv[6] : "sequential";
+  if (runs < 1 || k < 1 || k > 16 ||
+      (strcmp(executor, "sequential") && strcmp(executor, "streams")))
     return 2;
   het_env *env;
   het_env_create(&env);
   het_session *seq = open_session(env, argv[1], argv[2], "sequential");
-  het_session *par = streams ? open_session(env, argv[1], argv[2], "streams") : seq;
+  het_session *par = strcmp(executor, "sequential")
+                         ? open_session(env, argv[1], argv[2], executor)
+                         : seq;
   if (!seq || !par)
     return 1;
   worker ws = {0}, wp = {0};
@@ -162,16 +171,22 @@ int main(int argc, char **argv) {
   if (streams)
     printf("executor=streams, one run at a time: wall per run W=%.2f ms\n", wall);
   else
-    printf("%d concurrent runs: wall per run W=%.2f ms\n", k, wall);
+    printf("%d concurrent runs, executor=%s: wall per run W=%.2f ms\n", k,
+           executor, wall);
   printf("1 - W/S = %.1f%%   copy share X/S = %.1f%%   copy time hidden "
          "min(1,(S-W)/X) = %.1f%%\n", 100 * (1 - wall / sum), 100 * copy / sum,
          100 * hidden);
   printf("hidden_copy_fraction=%.3f\n", hidden);
+  size_t host = 0, emu = 0;
+  if (het_session_get_planned_peak(par, "host", &host) == HET_OK &&
+      het_session_get_planned_peak(par, "emu", &emu) == HET_OK)
+    printf("planned peak (arena + resident): host %.2f MiB, emu %.2f MiB\n",
+           (double)host / (1 << 20), (double)emu / (1 << 20));
   for (size_t i = 0; i < ws.n_in; i++)
     het_tensor_destroy(ws.x[i]);
-  for (size_t i = 0; streams && i < wp.n_in; i++)
+  for (size_t i = 0; par != seq && i < wp.n_in; i++)
     het_tensor_destroy(wp.x[i]);
-  if (streams)
+  if (par != seq)
     het_session_destroy(par);
   het_session_destroy(seq);
   het_env_destroy(env);

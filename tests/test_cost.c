@@ -349,22 +349,18 @@ static het_status fake_estimate(void *state, const het_graph *g, int node,
   return HET_OK;
 }
 
-static het_status fake_info(void *state, het_device_info *out) {
-  *out = ((const fake_dev *)state)->info;
-  return HET_OK;
-}
-
 static const het_provider_vtable fake_cpu_vt = {
     .abi_version = HET_PROVIDER_ABI_VERSION, .name = "fcpu",
-    .estimate_cost = fake_estimate, .get_device_info = fake_info};
+    .estimate_cost = fake_estimate};
 static const het_provider_vtable fake_acc_vt = {
     .abi_version = HET_PROVIDER_ABI_VERSION, .name = "facc",
-    .estimate_cost = fake_estimate, .get_device_info = fake_info};
+    .estimate_cost = fake_estimate};
 
 typedef struct fake_setup {
   het_graph *g;
   fake_dev cpu, acc;
-  het_device devs[2];
+  het_device device[2]; /* their facts, as the cost table reads them */
+  het_ep devs[2];
   het_claim claims_cpu[3], claims_acc[3];
   het_claim *claims[2];
   het_arena arena;
@@ -382,8 +378,12 @@ static void fake_init(fake_setup *f) {
                                   .launch_overhead = 1e-5,
                                   .memory_capacity = 1 << 30};
   f->acc.times = acc_t;
-  f->devs[0] = (het_device){.vt = &fake_cpu_vt, .state = &f->cpu, .index = 0};
-  f->devs[1] = (het_device){.vt = &fake_acc_vt, .state = &f->acc, .index = 1};
+  f->device[0] = (het_device){.vt = &fake_cpu_vt, .info = f->cpu.info};
+  f->device[1] = (het_device){.vt = &fake_acc_vt, .info = f->acc.info};
+  f->devs[0] = (het_ep){.vt = &fake_cpu_vt, .state = &f->cpu,
+                        .device = &f->device[0], .index = 0};
+  f->devs[1] = (het_ep){.vt = &fake_acc_vt, .state = &f->acc,
+                        .device = &f->device[1], .index = 1};
   for (int n = 0; n < 3; n++) {
     f->claims_cpu[n].claimed = f->claims_acc[n].claimed = true;
     snprintf(f->claims_acc[n].reason, HET_CLAIM_REASON_CAP, "ok");
@@ -525,7 +525,8 @@ START_TEST(test_errors) {
   assert_assign(a, (int[]){0, 0, 0}, 3);
   het_cost_table t;
   het_claim c0[3], *claims[1] = {c0};
-  het_device dev = {.vt = &fake_cpu_vt};
+  het_device device = {.vt = &fake_cpu_vt};
+  het_ep dev = {.vt = &fake_cpu_vt, .device = &device};
   ck_assert_int_eq(het_cost_table_build(g, &dev, 0, claims, NULL, NULL, NULL,
                                         &s.arena, &t),
                    HET_ERR_INVALID_ARGUMENT);

@@ -50,8 +50,9 @@ static het_cpu_layout *plan(const het_graph *g, const int *nodes, int n,
     nodes = all;
     n = g->n_nodes;
   }
-  het_cpu_layout *sub = calloc((size_t)n, sizeof *sub);
-  het_cpu_layout *by_id = calloc((size_t)g->n_nodes, sizeof *by_id);
+  het_cpu_layout *sub = calloc((size_t)(n > 0 ? n : 1), sizeof *sub);
+  het_cpu_layout *by_id =
+      calloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1), sizeof *by_id);
   ck_assert_int_eq(het_cpu_layout_plan(g, nodes, n,
                                        limit ? limit : none, sub),
                    HET_OK);

@@ -1,9 +1,13 @@
-/* test_emu_run.c — graphs on the emulated accelerator: a small
- * MatMul/Add/Relu/Softmax graph compiled and run on the emu (hand-built run
- * contexts, inputs and initializers copied to the device) matches the CPU,
- * also from several threads at once; a host input is caught as a missing
- * copy; kernel fault injection; timed-mode kernel pacing; capability
- * reasons and roofline cost estimates.
+/* test_emu_run.c — graphs on the emulated accelerator through the ABI 3
+ * run path: a small MatMul/Add/Relu/Softmax graph compiled on the emu and
+ * run with run_async over a hand-built kernel-I/O table (initializers and
+ * inputs copied to the device, every other value placed there beforehand,
+ * as the plan does) matches the reference interpreter, also from several
+ * threads with their own streams at once; a run allocates no device
+ * memory; a host input is caught as a missing copy; kernel fault
+ * injection; timed-mode kernel pacing; an NHWC device reorders through the
+ * run's scratch and refuses too little of it; capability reasons and
+ * roofline cost estimates.
  */
 #include <check.h>
 #include <math.h>
@@ -14,14 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/ep.h"
+#include "core/infer.h"
 #include "core/ir.h"
+#include "core/roofline.h"
 #include "core/status.h"
-#include "executor/run.h"
-#include "partitioner/cost.h"
-#include "providers/cpu/cpu.h"
+#include "core/tensor.h"
 #include "providers/emu/emu.h"
 #include "providers/emu/emu_internal.h"
 #include "common/emu_helpers.h"
+#include "common/ref_run.h"
 
 #define DEVICES HETRT_SOURCE_DIR "/configs/devices/"
 
@@ -88,18 +94,6 @@ static void finish_graph(het_graph *g, const char *out) {
   ck_assert_msg(het_graph_infer_shapes(g) == HET_OK, "%s", het_last_error());
 }
 
-/* Consumers per value; graph outputs are kept (-1).  Caller frees. */
-static int *make_uses(const het_graph *g) {
-  int *uses = calloc((size_t)g->n_values + 1, sizeof *uses);
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] >= 0)
-        uses[g->nodes[n].inputs[i]]++;
-  for (int o = 0; o < g->n_outputs; o++)
-    uses[g->outputs[o]] = -1;
-  return uses;
-}
-
 /* ---- graphs ------------------------------------------------------------------- */
 
 /* x[2,4] → MatMul(W[4,3]) → Add(b[3]) → Relu → Softmax → y[2,3]. */
@@ -123,205 +117,263 @@ static het_graph *small_graph(void) {
 
 static const float small_x[8] = {1, 2, 3, 4, -1, 0.5f, 2, -3};
 
-/* Runs g on the CPU provider; returns y (caller owns). */
-static het_tensor *run_cpu(het_graph *g, const float *x) {
-  void *cs, *comp;
-  ck_assert_int_eq(het_cpu_provider.create(NULL, &cs), HET_OK);
-  ck_assert_int_eq(het_cpu_provider.compile(cs, g, g->order, g->n_nodes, &comp),
-                   HET_OK);
-  int *uses = make_uses(g);
-  het_run_ctx ctx;
-  ck_assert_int_eq(het_run_ctx_init(&ctx, g, uses, NULL), HET_OK);
-  het_tensor *xt;
-  ck_assert_int_eq(het_tensor_create_over(HET_DTYPE_FLOAT32,
-                                          (int64_t[]){2, 4}, 2, (void *)x,
-                                          8 * sizeof(float), &xt),
-                   HET_OK);
-  ctx.values[het_graph_find_value(g, "x")] = xt;
-  ck_assert_int_eq(het_cpu_provider.run(cs, comp, &ctx), HET_OK);
-  het_tensor *y;
-  int yid = het_graph_find_value(g, "y");
-  ck_assert_int_eq(het_run_take_outputs(&ctx, &yid, 1, &y), HET_OK);
-  het_run_ctx_deinit(&ctx);
-  het_tensor_destroy(xt);
-  free(uses);
-  het_cpu_provider.destroy_compiled(cs, comp);
-  het_cpu_provider.destroy(cs);
-  return y;
+/* x[1,2,3,4] → Relu → Softmax (last axis) → y: rank-4 values, whose
+ * last axis differs between NCHW and NHWC storage. */
+static het_graph *rank4_graph(void) {
+  het_graph *g;
+  ck_assert_int_eq(het_graph_create(&g), HET_OK);
+  add_input(g, "x", HET_DTYPE_FLOAT32, (int64_t[]){1, 2, 3, 4}, 4);
+  add_node(g, "relu", "Relu", (const char *[]){"x"}, 1, "r");
+  add_node(g, "softmax", "Softmax", (const char *[]){"r"}, 1, "y");
+  finish_graph(g, "y");
+  return g;
 }
 
-/* One emu run of a compiled graph with its own ctx; inputs and initializers
- * are copied to the device first (as the session's copy steps would). */
+static const float rank4_x[24] = {1,  -2, 3,  0.5f, 2, 1,  -1, 4,
+                                  0,  1,  2,  3,    -3, 2, 1, 0.25f,
+                                  5,  -1, 2,  2,    1, 0,  3, -2};
+
+/* The reference interpreter's y (n floats) for x (of g's input shape). */
+static void run_ref(het_graph *g, const float *x, float *y, size_t n) {
+  const het_value *xv = &g->values[g->inputs[0]];
+  int64_t dims[HET_MAX_RANK];
+  for (int i = 0; i < xv->shape.rank; i++)
+    dims[i] = xv->shape.dims[i].value;
+  het_tensor *xt, *out;
+  size_t nx = (size_t)het_dims_count(dims, xv->shape.rank);
+  ck_assert_int_eq(het_tensor_create_over(HET_DTYPE_FLOAT32, dims,
+                                          xv->shape.rank, (void *)x,
+                                          nx * sizeof(float), &xt),
+                   HET_OK);
+  ck_assert_msg(ref_run_graph(g, &xt, (char *[]){"x"}, 1, &out) == HET_OK,
+                "%s", het_last_error());
+  ck_assert_uint_eq(het_tensor_get_nbytes(out), n * sizeof(float));
+  memcpy(y, het_tensor_get_data(out), n * sizeof(float));
+  het_tensor_destroy(out);
+  het_tensor_destroy(xt);
+}
+
+/* One emu run of a compiled graph on its own stream and values: every
+ * value is placed on the device first (initializers and x copied there,
+ * as the plan's copy steps would; the rest allocated), then run_async
+ * runs over them.  NHWC devices hold rank-4 values NHWC. */
 typedef struct emu_run {
   het_graph *g;
-  het_device *dev;
+  emu_ctx *e;
   void *comp;
   const float *x;
-  bool copy_x; /* false: leave x on the host (a missing copy) */
+  size_t n;            /* floats in x and y */
+  bool copy_x;         /* false: leave x on the host (a missing copy) */
+  bool nhwc;           /* rank-4 values are stored NHWC */
+  long scratch_short;  /* bytes less scratch than compiled_scratch asks */
   het_status status;
   char message[512];
-  float y[6];
+  size_t used_before, used_after; /* device bytes around the run */
+  size_t scratch;      /* what compiled_scratch asked for */
+  int recorded;        /* nodes the run reported */
+  float y[32];
 } emu_run;
 
-static het_tensor *to_device(het_device *dev, const het_tensor *host) {
-  het_tensor *t = calloc(1, sizeof *t);
-  ck_assert_int_eq(het_tensor_alloc_on(t, dev, host->dtype, host->dims,
-                                       host->rank),
-                   HET_OK);
-  ck_assert_int_eq(dev->vt->copy_from_host(dev->state, t->data, host->data,
-                                           host->nbytes),
-                   HET_OK);
-  return t;
+static void count_node(void *recorder, int node, double t0, double t1) {
+  (void)node;
+  ck_assert(t1 >= t0);
+  ((emu_run *)recorder)->recorded++;
+}
+
+static void value_dims(const het_value *v, int64_t *dims) {
+  for (int i = 0; i < v->shape.rank; i++)
+    dims[i] = v->shape.dims[i].value;
+}
+
+/* Puts n floats of host data at t's device memory (reordered to NHWC for
+ * a rank-4 value on an NHWC device). */
+static void put_value(emu_run *r, het_tensor *t, const void *host) {
+  const void *src = host;
+  void *tmp = NULL;
+  if (r->nhwc && t->rank == 4) {
+    tmp = malloc(t->nbytes);
+    het_layout_permute(host, tmp, t->dims, het_dtype_size(t->dtype), true);
+    src = tmp;
+  }
+  ck_assert_int_eq(emu_put(r->e, t->data, src, t->nbytes), HET_OK);
+  free(tmp);
 }
 
 static void *emu_run_main(void *arg) {
   emu_run *r = arg;
   het_graph *g = r->g;
-  int *uses = make_uses(g);
-  het_run_ctx ctx;
-  ck_assert_int_eq(het_run_ctx_init(&ctx, g, uses, NULL), HET_OK);
-  het_tensor *placed[8] = {0};
-  int n_placed = 0;
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].initializer) {
-      placed[n_placed] = to_device(r->dev, g->values[v].initializer);
-      ctx.values[v] = placed[n_placed++];
+  const het_device *dev = &r->e->dev;
+  het_tensor *values = calloc((size_t)g->n_values, sizeof *values);
+  het_tensor **table = calloc((size_t)g->n_values, sizeof *table);
+  int xid = het_graph_find_value(g, "x"), yid = het_graph_find_value(g, "y");
+  het_tensor xh = {0};
+  for (int v = 0; v < g->n_values; v++) {
+    const het_value *val = &g->values[v];
+    int64_t dims[HET_MAX_RANK];
+    value_dims(val, dims);
+    if (v == xid && !r->copy_x) {
+      ck_assert_int_eq(het_tensor_alloc(&xh, val->dtype, dims,
+                                        val->shape.rank),
+                       HET_OK);
+      memcpy(xh.data, r->x, xh.nbytes);
+      table[v] = &xh;
+      continue;
     }
-  het_tensor *xh;
-  ck_assert_int_eq(het_tensor_create_over(HET_DTYPE_FLOAT32,
-                                          (int64_t[]){2, 4}, 2,
-                                          (void *)r->x, 8 * sizeof(float),
-                                          &xh),
-                   HET_OK);
-  het_tensor *xd = r->copy_x ? to_device(r->dev, xh) : xh;
-  ctx.values[het_graph_find_value(g, "x")] = xd;
-  r->status = r->dev->vt->run(r->dev->state, r->comp, &ctx);
-  snprintf(r->message, sizeof r->message, "%s", het_last_error());
-  if (r->status == HET_OK) {
-    het_tensor *y = ctx.values[het_graph_find_value(g, "y")];
-    ck_assert_ptr_nonnull(y);
-    ck_assert(y->device == r->dev);
-    ck_assert(het_emu_handle_is_tagged(y->data));
-    ck_assert_int_eq(r->dev->vt->copy_to_host(r->dev->state, r->y, y->data,
-                                              sizeof r->y),
+    ck_assert_int_eq(het_tensor_alloc_on(&values[v], dev, val->dtype, dims,
+                                         val->shape.rank),
                      HET_OK);
+    table[v] = &values[v];
+    if (val->initializer)
+      put_value(r, &values[v], het_tensor_get_data(val->initializer));
+    else if (v == xid)
+      put_value(r, &values[v], r->x);
   }
-  het_run_ctx_deinit(&ctx);
-  for (int i = 0; i < n_placed; i++)
-    het_tensor_destroy(placed[i]);
-  if (xd != xh)
-    het_tensor_destroy(xd);
-  het_tensor_destroy(xh);
-  free(uses);
+  het_kernel_io io = {.values = table, .n_values = g->n_values,
+                      .record = count_node, .recorder = r};
+  const het_ep *ep = &r->e->ep;
+  ck_assert_int_eq(ep->vt->compiled_scratch(ep->state, r->comp, &io,
+                                            &r->scratch),
+                   HET_OK);
+  io.scratch_bytes = r->scratch - (size_t)r->scratch_short;
+  if (io.scratch_bytes)
+    ck_assert_int_eq(het_device_alloc(dev, io.scratch_bytes, &io.scratch),
+                     HET_OK);
+  r->used_before = emu_used(r->e);
+  het_stream s;
+  ck_assert_int_eq(het_stream_init(&s, ep, 0, "test"), HET_OK);
+  r->status = het_stream_run(&s, g, r->comp, &io);
+  het_status done = het_stream_synchronize(&s);
+  if (r->status == HET_OK)
+    r->status = done;
+  snprintf(r->message, sizeof r->message, "%s", het_last_error());
+  het_stream_deinit(&s);
+  r->used_after = emu_used(r->e);
+  if (r->status == HET_OK) {
+    het_tensor *y = table[yid];
+    ck_assert(y->device == dev);
+    ck_assert(het_emu_handle_is_tagged(y->data));
+    ck_assert_uint_eq(y->nbytes, r->n * sizeof(float));
+    ck_assert_int_eq(emu_get(r->e, r->y, y->data, y->nbytes), HET_OK);
+    if (r->nhwc && y->rank == 4) {
+      float tmp[32];
+      memcpy(tmp, r->y, y->nbytes);
+      het_layout_permute(tmp, r->y, y->dims, sizeof(float), false);
+    }
+  }
+  if (io.scratch)
+    het_device_free(dev, io.scratch);
+  for (int v = 0; v < g->n_values; v++)
+    het_tensor_reset(&values[v]);
+  het_tensor_reset(&xh);
+  free(values);
+  free(table);
   return NULL;
 }
 
-static void emu_setup(het_device *dev, const char *profile,
+static void emu_setup(emu_ctx *e, const char *profile,
                       const char *const *opts, het_graph *g, void **comp) {
-  dev->vt = &het_emu_provider;
-  dev->index = 1;
-  ck_assert_int_eq(emu_create(profile, opts, &dev->state), HET_OK);
-  ck_assert_int_eq(het_emu_provider.compile(dev->state, g, g->order,
-                                            g->n_nodes, comp),
+  ck_assert_msg(emu_open(profile, opts, e) == HET_OK, "%s", het_last_error());
+  ck_assert_int_eq(e->ep.vt->compile(e->ep.state, g, g->order, g->n_nodes,
+                                     comp),
                    HET_OK);
 }
 
-static void emu_teardown(het_device *dev, void *comp) {
-  het_emu_provider.destroy_compiled(dev->state, comp);
-  het_emu_provider.destroy(dev->state);
+static void emu_teardown(emu_ctx *e, void *comp) {
+  e->ep.vt->destroy_compiled(e->ep.state, comp);
+  emu_close(e);
 }
 
-START_TEST(test_run_matches_cpu) {
+static emu_run small_run(het_graph *g, emu_ctx *e, void *comp) {
+  return (emu_run){.g = g, .e = e, .comp = comp, .x = small_x, .n = 6,
+                   .copy_x = true};
+}
+
+static void check_y(const emu_run *r, const float *want) {
+  ck_assert_msg(r->status == HET_OK, "%s", r->message);
+  for (size_t i = 0; i < r->n; i++)
+    ck_assert_float_eq_tol(r->y[i], want[i], 1e-6f);
+}
+
+START_TEST(test_run_matches_reference) {
   het_graph *g = small_graph();
-  het_tensor *ref = run_cpu(g, small_x);
-  het_device dev;
+  float want[6];
+  run_ref(g, small_x, want, 6);
+  emu_ctx e;
   void *comp;
-  emu_setup(&dev, DEVICES "npu.yaml", NULL, g, &comp);
-  emu_run r = {.g = g, .dev = &dev, .comp = comp, .x = small_x,
-               .copy_x = true};
+  emu_setup(&e, DEVICES "npu.yaml", NULL, g, &comp);
+  emu_run r = small_run(g, &e, comp);
   emu_run_main(&r);
-  ck_assert_msg(r.status == HET_OK, "%s", r.message);
-  const float *want = het_tensor_get_data(ref);
-  for (int i = 0; i < 6; i++)
-    ck_assert_float_eq_tol(r.y[i], want[i], 1e-6f);
-  /* every intermediate was released: only nothing is left allocated */
-  size_t used;
-  het_emu_memory_usage(((het_emu_state *)dev.state)->mem, &used, NULL);
-  ck_assert_uint_eq(used, 0);
-  emu_teardown(&dev, comp);
-  het_tensor_destroy(ref);
+  check_y(&r, want);
+  ck_assert_int_eq(r.recorded, 4); /* every node reported its times */
+  ck_assert_uint_eq(r.scratch, 0); /* rank-2 values need none */
+  /* the run placed nothing itself: device memory is what the test placed */
+  ck_assert_uint_eq(r.used_after, r.used_before);
+  ck_assert_uint_eq(emu_used(&e), 0); /* and the test freed all of it */
+  emu_teardown(&e, comp);
   het_graph_destroy(g);
 }
 END_TEST
 
 START_TEST(test_concurrent_runs) {
   het_graph *g = small_graph();
-  het_tensor *ref = run_cpu(g, small_x);
-  het_device dev;
+  float want[6];
+  run_ref(g, small_x, want, 6);
+  emu_ctx e;
   void *comp;
-  emu_setup(&dev, NULL, NULL, g, &comp);
+  emu_setup(&e, NULL, NULL, g, &comp);
   enum { T = 4 };
   emu_run r[T];
   pthread_t th[T];
   for (int i = 0; i < T; i++) {
-    r[i] = (emu_run){.g = g, .dev = &dev, .comp = comp, .x = small_x,
-                     .copy_x = true};
+    r[i] = small_run(g, &e, comp);
     ck_assert_int_eq(pthread_create(&th[i], NULL, emu_run_main, &r[i]), 0);
   }
-  const float *want = het_tensor_get_data(ref);
   for (int i = 0; i < T; i++) {
     pthread_join(th[i], NULL);
-    ck_assert_msg(r[i].status == HET_OK, "%s", r[i].message);
-    for (int k = 0; k < 6; k++)
-      ck_assert_float_eq_tol(r[i].y[k], want[k], 1e-6f);
+    check_y(&r[i], want);
   }
-  emu_teardown(&dev, comp);
-  het_tensor_destroy(ref);
+  emu_teardown(&e, comp);
   het_graph_destroy(g);
 }
 END_TEST
 
 START_TEST(test_missing_copy_is_caught) {
   het_graph *g = small_graph();
-  het_device dev;
+  emu_ctx e;
   void *comp;
-  emu_setup(&dev, NULL, NULL, g, &comp);
-  emu_run r = {.g = g, .dev = &dev, .comp = comp, .x = small_x,
-               .copy_x = false};
+  emu_setup(&e, NULL, NULL, g, &comp);
+  emu_run r = small_run(g, &e, comp);
+  r.copy_x = false;
   emu_run_main(&r);
   ck_assert_int_eq(r.status, HET_ERR_INTERNAL);
   ck_assert_msg(strstr(r.message, "missing copy") &&
-                    strstr(r.message, "'x'") && strstr(r.message, "'mm'"),
+                    strstr(r.message, "'x'") && strstr(r.message, "'mm'") &&
+                    strstr(r.message, "host memory"),
                 "message: %s", r.message);
-  emu_teardown(&dev, comp);
+  emu_teardown(&e, comp);
   het_graph_destroy(g);
 }
 END_TEST
 
 START_TEST(test_fault_kernel) {
   het_graph *g = small_graph();
-  het_tensor *ref = run_cpu(g, small_x);
-  het_device dev;
+  float want[6];
+  run_ref(g, small_x, want, 6);
+  emu_ctx e;
   void *comp;
   static const char *const opts[] = {"fail_kernel=2", NULL};
-  emu_setup(&dev, NULL, opts, g, &comp);
-  emu_run r = {.g = g, .dev = &dev, .comp = comp, .x = small_x,
-               .copy_x = true};
+  emu_setup(&e, NULL, opts, g, &comp);
+  emu_run r = small_run(g, &e, comp);
   emu_run_main(&r);
   ck_assert_int_eq(r.status, HET_ERR_KERNEL);
   ck_assert_msg(strstr(r.message, "emu: injected fault: kernel #2") &&
                     strstr(r.message, "'add'"),
                 "message: %s", r.message);
-  size_t used;
-  het_emu_memory_usage(((het_emu_state *)dev.state)->mem, &used, NULL);
-  ck_assert_uint_eq(used, 0); /* the failed run freed what it allocated */
-  emu_run_main(&r); /* the device works again */
-  ck_assert_msg(r.status == HET_OK, "%s", r.message);
-  const float *want = het_tensor_get_data(ref);
-  for (int i = 0; i < 6; i++)
-    ck_assert_float_eq_tol(r.y[i], want[i], 1e-6f);
-  emu_teardown(&dev, comp);
-  het_tensor_destroy(ref);
+  ck_assert_int_eq(r.recorded, 1); /* the nodes after it did not run */
+  r = small_run(g, &e, comp);
+  emu_run_main(&r); /* a new stream on the same instance works again */
+  check_y(&r, want);
+  emu_teardown(&e, comp);
   het_graph_destroy(g);
 }
 END_TEST
@@ -331,21 +383,55 @@ START_TEST(test_timed_kernel_pacing) {
   write_profile("provider: emu\nlaunch_overhead: 5ms\nlink_latency: 0\n",
                 path, sizeof path);
   het_graph *g = small_graph();
-  het_device dev;
+  emu_ctx e;
   void *comp;
   static const char *const timed[] = {"mode=timed", NULL};
-  emu_setup(&dev, path, timed, g, &comp);
-  emu_run r = {.g = g, .dev = &dev, .comp = comp, .x = small_x,
-               .copy_x = true};
+  emu_setup(&e, path, timed, g, &comp);
+  emu_run r = small_run(g, &e, comp);
   double t0 = now_s();
   emu_run_main(&r);
   double dt = now_s() - t0;
   ck_assert_msg(r.status == HET_OK, "%s", r.message);
   ck_assert_msg(dt >= 4 * 5e-3, "4 kernels at 5 ms launch took %.2f ms",
                 dt * 1e3);
-  emu_teardown(&dev, comp);
+  emu_teardown(&e, comp);
   het_graph_destroy(g);
   unlink(path);
+}
+END_TEST
+
+START_TEST(test_nhwc_device_scratch) {
+  het_graph *g = rank4_graph();
+  float want[24];
+  run_ref(g, rank4_x, want, 24);
+  emu_ctx e;
+  void *comp;
+  emu_setup(&e, DEVICES "big-gpu-like.yaml", NULL, g, &comp);
+  emu_run r = {.g = g, .e = &e, .comp = comp, .x = rank4_x, .n = 24,
+               .copy_x = true, .nhwc = true};
+  emu_run_main(&r);
+  check_y(&r, want);
+  /* each node reorders its input and output: 2 × 96 bytes, 64-aligned */
+  ck_assert_uint_eq(r.scratch, 2 * 128);
+  /* the same values read as NCHW give another softmax: the reorder is
+   * what makes it right */
+  r.nhwc = false;
+  emu_run_main(&r);
+  ck_assert_msg(r.status == HET_OK, "%s", r.message);
+  bool differs = false;
+  for (int i = 0; i < 24; i++)
+    differs |= fabsf(r.y[i] - want[i]) > 1e-4f;
+  ck_assert(differs);
+  /* one byte short of the scratch it asked for is refused */
+  r = (emu_run){.g = g, .e = &e, .comp = comp, .x = rank4_x, .n = 24,
+                .copy_x = true, .nhwc = true, .scratch_short = 1};
+  emu_run_main(&r);
+  ck_assert_int_eq(r.status, HET_ERR_INTERNAL);
+  ck_assert_msg(strstr(r.message, "'relu'") &&
+                    strstr(r.message, "255 bytes of scratch planned"),
+                "message: %s", r.message);
+  emu_teardown(&e, comp);
+  het_graph_destroy(g);
 }
 END_TEST
 
@@ -359,7 +445,6 @@ START_TEST(test_capability_reasons) {
   add_node(g, "neg", "Neg", (const char *[]){"r"}, 1, "ng");
   add_node(g, "abs16", "Abs", (const char *[]){"i"}, 1, "a16");
   finish_graph(g, "n");
-  void *st;
   het_claim claims[4];
   /* a profile listing Relu, NonZero and Abs, refusing int16 */
   char path[64];
@@ -367,7 +452,9 @@ START_TEST(test_capability_reasons) {
                 "supported_ops: [Relu, NonZero, Abs]\n"
                 "unsupported_dtypes: [int16]\n",
                 path, sizeof path);
-  ck_assert_int_eq(emu_create(path, NULL, &st), HET_OK);
+  emu_ctx e;
+  ck_assert_int_eq(emu_open(path, NULL, &e), HET_OK);
+  void *st = e.ep.state;
   ck_assert_int_eq(het_emu_provider.get_capability(st, g, claims), HET_OK);
   ck_assert(claims[0].claimed);
   ck_assert(!claims[1].claimed);
@@ -382,7 +469,7 @@ START_TEST(test_capability_reasons) {
   ck_assert_int_eq(het_emu_provider.compile(st, g, nodes, 1, &comp),
                    HET_ERR_UNSUPPORTED);
   ck_assert_ptr_nonnull(strstr(het_last_error(), "'neg'"));
-  het_emu_provider.destroy(st);
+  emu_close(&e);
   unlink(path);
   het_graph_destroy(g);
 }
@@ -390,10 +477,9 @@ END_TEST
 
 START_TEST(test_estimate_cost) {
   het_graph *g = small_graph();
-  void *st;
-  ck_assert_int_eq(emu_create(DEVICES "npu.yaml", NULL, &st), HET_OK);
-  het_device_info info;
-  het_emu_provider.get_device_info(st, &info);
+  emu_ctx e;
+  ck_assert_int_eq(emu_open(DEVICES "npu.yaml", NULL, &e), HET_OK);
+  void *st = e.ep.state;
   for (int n = 0; n < g->n_nodes; n++) {
     double s, flops, bytes;
     ck_assert_int_eq(het_emu_provider.estimate_cost(st, g, n, &s), HET_OK);
@@ -402,7 +488,7 @@ START_TEST(test_estimate_cost) {
     ck_assert_double_eq_tol(s, want, 1e-12);
     ck_assert(s >= 10e-6);
   }
-  het_emu_provider.destroy(st);
+  emu_close(&e);
   het_graph_destroy(g);
 }
 END_TEST
@@ -410,11 +496,12 @@ END_TEST
 static Suite *emu_run_suite(void) {
   Suite *s = suite_create("emu_run");
   TCase *core = tcase_create("core");
-  tcase_add_test(core, test_run_matches_cpu);
+  tcase_add_test(core, test_run_matches_reference);
   tcase_add_test(core, test_concurrent_runs);
   tcase_add_test(core, test_capability_reasons);
   tcase_add_test(core, test_estimate_cost);
   tcase_add_test(core, test_timed_kernel_pacing);
+  tcase_add_test(core, test_nhwc_device_scratch);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_fault_kernel);

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/session_memory.h"
+#include "executor/plan.h"
+#include "common/ref_run.h"
+#include "session/session.h"
 #include "core/status.h"
 #include "executor/memplan.h"
 #include "hetrt/hetrt.h"
@@ -50,9 +52,9 @@ static size_t live_bound(const het_memplan_value *v, int n, int sp) {
 
 static void plan_ok(const het_memplan_value *v, int n, int spaces,
                     het_memplan *p) {
-  ck_assert_msg(het_memplan_compute(v, n, spaces, p) == HET_OK, "%s",
+  ck_assert_msg(het_memplan_compute(v, n, spaces, NULL, p) == HET_OK, "%s",
                 het_last_error());
-  ck_assert_msg(het_memplan_validate(v, p) == HET_OK, "%s", het_last_error());
+  ck_assert_msg(het_memplan_validate(v, NULL, p) == HET_OK, "%s", het_last_error());
 }
 
 /* Sets whose optimum equals the live bound, including one where
@@ -105,7 +107,7 @@ START_TEST(test_spaces_and_skips) {
   het_memplan_deinit(&p);
   set_val(&v[0], 64, 0, 1);
   v[0].space = 2;
-  ck_assert_int_eq(het_memplan_compute(v, 1, 2, &p), HET_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(het_memplan_compute(v, 1, 2, NULL, &p), HET_ERR_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -189,18 +191,18 @@ START_TEST(test_validator_catches_overlap) {
   plan_ok(v, 4, 1, &p);
   size_t keep = p.offset[1];
   p.offset[1] = p.offset[0] + 64; /* both live at steps 1-2 */
-  ck_assert_int_eq(het_memplan_validate(v, &p), HET_ERR_INTERNAL);
+  ck_assert_int_eq(het_memplan_validate(v, NULL, &p), HET_ERR_INTERNAL);
   ck_assert_msg(strstr(het_last_error(), "overlap"), "%s", het_last_error());
   p.offset[1] = keep + 8;
   p.peak[0] += 64;
-  ck_assert_int_eq(het_memplan_validate(v, &p), HET_ERR_INTERNAL);
+  ck_assert_int_eq(het_memplan_validate(v, NULL, &p), HET_ERR_INTERNAL);
   ck_assert_msg(strstr(het_last_error(), "aligned"), "%s", het_last_error());
   p.offset[1] = keep;
   p.peak[0] -= 64;
-  ck_assert_int_eq(het_memplan_validate(v, &p), HET_OK);
+  ck_assert_int_eq(het_memplan_validate(v, NULL, &p), HET_OK);
   p.offset[2] = p.offset[1];
   p.shares[2] = 1; /* not a candidate of value 2 */
-  ck_assert_int_eq(het_memplan_validate(v, &p), HET_ERR_INTERNAL);
+  ck_assert_int_eq(het_memplan_validate(v, NULL, &p), HET_ERR_INTERNAL);
   het_memplan_deinit(&p);
 }
 END_TEST
@@ -276,10 +278,14 @@ static het_tensor *run1(het_session *s, het_tensor *x) {
   return y;
 }
 
-static het_memory_summary host_summary(het_session *s) {
-  het_memory_summary m[9];
-  ck_assert_msg(het_session_memory_summary(s, true, true, m) == HET_OK, "%s",
+/* The host space's figures of the session's latest plan. */
+static het_plan_summary host_summary(het_session *s) {
+  het_plan *plan;
+  het_plan_summary m[HET_MAX_EPS + 1];
+  ck_assert_msg(het_session_plan_for_report(s, true, &plan) == HET_OK, "%s",
                 het_last_error());
+  het_plan_summary_get(plan, m);
+  het_plan_put(plan);
   return m[0];
 }
 
@@ -302,12 +308,16 @@ START_TEST(test_cases_pass_with_plans) {
 }
 END_TEST
 
-/* The CNN and resnet_small give the same bits with and without a plan,
- * and their plans place most intermediates in the arena. */
+/* The CNN and resnet_small give the same bits through a session (its
+ * plan reuses bytes and runs in place) as node by node with every value
+ * its own allocation (tests/common/ref_run.h, same kernels: NCHW, direct
+ * convolution), and their plans place most intermediates in the arena. */
 START_TEST(test_bit_identical_to_unplanned) {
   static const char *const models[] = {
       DATA "cnn/model.onnx", HETRT_TEST_DATA "/emu/resnet_small.onnx"};
-  het_session *s = open_session(models[_i], NULL);
+  static const char *const plain_cpu[] = {"cpu.layout", "nchw",
+                                          "cpu.conv_algo", "direct", NULL};
+  het_session *s = open_session(models[_i], plain_cpu);
   het_value_desc d;
   ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
   int64_t dims[4] = {d.dims[0] > 0 ? d.dims[0] : 2, d.dims[1], d.dims[2],
@@ -321,12 +331,12 @@ START_TEST(test_bit_identical_to_unplanned) {
   het_tensor *planned, *plain;
   ck_assert_msg(het_session_run(s, names, &x, 1, NULL, 1, &planned) == HET_OK,
                 "%s", het_last_error());
-  het_memory_summary m = host_summary(s);
+  het_plan_summary m = host_summary(s);
   ck_assert_int_ge(m.n_planned, 5);
   ck_assert_uint_lt(m.peak, m.total);
-  setenv("HETRT_MEMPLAN", "0", 1);
-  ck_assert_int_eq(het_session_run(s, names, &x, 1, NULL, 1, &plain), HET_OK);
-  unsetenv("HETRT_MEMPLAN");
+  char *ref_names[1] = {(char *)d.name};
+  ck_assert_msg(ref_run_graph(s->graph, &x, ref_names, 1, &plain) == HET_OK,
+                "%s", het_last_error());
   ck_assert_int_eq(het_tensor_get_count(planned), het_tensor_get_count(plain));
   ck_assert_mem_eq(het_tensor_get_data(planned), het_tensor_get_data(plain),
                    (size_t)het_tensor_get_count(plain) * sizeof(float));
@@ -347,13 +357,13 @@ START_TEST(test_relu_chain_replans_per_batch) {
   static const int64_t batches[] = {2, 5, 2, 5, 7};
   static const int fresh[] = {1, 1, 0, 0, 1};
   for (int k = 0; k < 5; k++) {
-    long before = het_session_memory_plans_computed();
+    long before = het_plan_builds();
     het_tensor *x = pattern(batches[k], 256), *y = run1(s, x);
-    ck_assert_int_eq(het_session_memory_plans_computed() - before, fresh[k]);
+    ck_assert_int_eq(het_plan_builds() - before, fresh[k]);
     const float *px = het_tensor_get_data(x), *py = het_tensor_get_data(y);
     for (int64_t i = 0; i < batches[k] * 256; i++)
       ck_assert_float_eq(py[i], px[i] > 0 ? px[i] : 0.0f);
-    het_memory_summary m = host_summary(s);
+    het_plan_summary m = host_summary(s);
     size_t one = (size_t)batches[k] * 256 * sizeof(float);
     ck_assert_uint_eq(m.peak, one);
     ck_assert_uint_eq(m.total, 3 * one);
@@ -365,11 +375,12 @@ START_TEST(test_relu_chain_replans_per_batch) {
     het_tensor_destroy(x);
     het_tensor_destroy(y);
   }
-  ck_assert_int_eq(het_session_memory_check(s), HET_OK); /* symbolic */
-  het_session_memory_forget(s); /* the next run plans again */
-  long before = het_session_memory_plans_computed();
+  ck_assert_int_eq(het_session_plan_check(s), HET_OK); /* symbolic */
+  het_program_deinit(&s->top.prog); /* drop the cache: the next run plans */
+  ck_assert_int_eq(het_program_init(&s->top.prog), HET_OK);
+  long before = het_plan_builds();
   het_tensor *x = pattern(2, 256), *y = run1(s, x);
-  ck_assert_int_eq(het_session_memory_plans_computed() - before, 1);
+  ck_assert_int_eq(het_plan_builds() - before, 1);
   het_tensor_destroy(x);
   het_tensor_destroy(y);
   het_session_destroy(s);
@@ -384,7 +395,7 @@ START_TEST(test_no_inplace_when_input_lives_on) {
   const float *px = het_tensor_get_data(x), *py = het_tensor_get_data(y);
   for (int64_t i = 0; i < 3 * 256; i++)
     ck_assert_float_eq(py[i], px[i] > 0 ? 2 * px[i] : 0.0f);
-  het_memory_summary m = host_summary(s);
+  het_plan_summary m = host_summary(s);
   ck_assert_uint_eq(m.peak, 2 * 3 * 256 * sizeof(float));
   ck_assert_int_eq(m.n_inplace, 1); /* r3 takes r2's block */
   het_tensor_destroy(x);

@@ -11,6 +11,7 @@
 #include "core/ir.h"
 #include "core/status.h"
 #include "partitioner/partition.h"
+#include "providers/registry.h"
 
 /* A scripted provider: claims the nodes whose op type is in its list. */
 typedef struct fake_provider {
@@ -78,7 +79,8 @@ START_TEST(test_first_capable_wins) {
   static const char *const ops[] = {"Conv", "Relu", "Softmax", "Conv"};
   het_graph *g = chain(ops, 4);
   fake_provider a = {{"Conv", "Relu"}}, b = {{"Conv", "Relu", "Softmax"}};
-  het_device p[2] = {{&fake_a_vt, &a, 0}, {&fake_b_vt, &b, 1}};
+  het_ep p[2] = {{.vt = &fake_a_vt, .state = &a, .index = 0},
+                  {.vt = &fake_b_vt, .state = &b, .index = 1}};
   het_arena arena;
   het_arena_init(&arena);
   het_partition part;
@@ -103,7 +105,8 @@ START_TEST(test_unclaimed_node_is_named) {
   static const char *const ops[] = {"Conv", "Mystery"};
   het_graph *g = chain(ops, 2);
   fake_provider a = {{"Conv"}}, b = {{"Relu"}};
-  het_device p[2] = {{&fake_a_vt, &a, 0}, {&fake_b_vt, &b, 1}};
+  het_ep p[2] = {{.vt = &fake_a_vt, .state = &a, .index = 0},
+                  {.vt = &fake_b_vt, .state = &b, .index = 1}};
   het_arena arena;
   het_arena_init(&arena);
   het_partition part;

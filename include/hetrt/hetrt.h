@@ -133,8 +133,11 @@ HET_API void *het_tensor_get_data(het_tensor *tensor);
 
 typedef struct het_env het_env;
 
-/* Process-level state shared by sessions (provider registry, logging).
- * Caller owns *out.  Thread-safe after creation. */
+/* What the sessions of an env share: the providers they can use (built in,
+ * or registered: het_env_register_provider in hetrt/provider.h) and the
+ * devices, each opened on first use by a session and kept open (with its
+ * memory accounting) until the env is destroyed.  Caller owns *out.
+ * Thread-safe after creation. */
 HET_API het_status het_env_create(het_env **out);
 /* Accepts NULL.  All sessions created from env must be destroyed first. */
 HET_API void het_env_destroy(het_env *env);
@@ -174,13 +177,13 @@ HET_API het_status het_session_options_set_threads(
  *                (default: extended + fusions into hetrt-domain ops:
  *                Conv+Add(+Relu/Clip), Gelu, LayerNorm, attention,
  *                MatMul+Add)
- *   "executor"   "sequential" (default): steps run one after another
- *                through a planned memory arena; "streams": each provider's
- *                compute, copies to devices, copies to the host and
- *                host-side conversions run on their own streams, a step
- *                waiting only for the steps it reads from, so transfers
- *                overlap compute (no arena; graphs with If/Loop/Scan run
- *                sequentially)
+ *   "executor"   how plans put steps on streams (both plan memory into
+ *                one arena per device and wait only for what a step
+ *                reads): "sequential" (default): one stream per provider,
+ *                the CPU's being the calling thread; "streams": each
+ *                device provider's compute, copies in and copies out and
+ *                the host's conversions on streams of their own, one node
+ *                per step, so transfers overlap compute
  *   "measure"    "true": time every node of every run, for
  *                het_session_save_node_times (default "false")
  *   "trace"      "true": keep the start and end of every node and
@@ -328,6 +331,20 @@ HET_API het_status het_session_run(het_session *session,
                                    size_t n_inputs,
                                    const char *const *output_names,
                                    size_t n_outputs, het_tensor **outputs);
+/* As het_session_run, but outputs[i] are the caller's tensors (host
+ * memory, e.g. from het_tensor_create or het_tensor_create_over) of the
+ * dtype and shape the run makes, written in place: a run of a model with
+ * static shapes then allocates nothing once its plan is made.  A tensor of
+ * another dtype or shape is ERR_SHAPE naming the output; when the run
+ * fails after it started, the tensors may hold partial results.
+ * Thread-safe (distinct output tensors per concurrent run). */
+HET_API het_status het_session_run_into(het_session *session,
+                                        const char *const *input_names,
+                                        het_tensor *const *inputs,
+                                        size_t n_inputs,
+                                        const char *const *output_names,
+                                        size_t n_outputs,
+                                        het_tensor *const *outputs);
 
 #ifdef __cplusplus
 }

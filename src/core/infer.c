@@ -6,6 +6,7 @@
 #include "core/infer.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -167,9 +168,14 @@ static het_status het_infer_check_counts(const het_node *node,
   return HET_OK;
 }
 
+static atomic_long het_infer_calls;
+
+long het_infer_node_calls(void) { return atomic_load(&het_infer_calls); }
+
 het_status het_infer_node(const het_node *node, int n_inputs,
                           const het_value_info *inputs, int n_outputs,
                           het_value_info *outputs, het_arena *arena) {
+  atomic_fetch_add_explicit(&het_infer_calls, 1, memory_order_relaxed);
   const het_op_def *def = het_op_find(node->domain, node->op_type);
   if (!def)
     return het_error(HET_ERR_UNSUPPORTED,

@@ -63,6 +63,10 @@ het_status het_infer_node(const het_node *node, int n_inputs,
                           const het_value_info *inputs, int n_outputs,
                           het_value_info *outputs, het_arena *arena);
 
+/* Calls of het_infer_node since the process started (tests: a steady run
+ * of a static plan infers nothing). */
+long het_infer_node_calls(void);
+
 /* Load-time pass over g->order: fills every value's dtype/shape, using
  * initializers as known data; keeps symbolic dims.  A declared output
  * type that contradicts an inferred one is an error naming the value. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/ep.h"
 #include "core/status.h"
 
 int64_t het_dims_count(const int64_t *dims, int rank) {
@@ -51,8 +52,8 @@ het_status het_tensor_check_shape(het_dtype dtype, const int64_t *dims,
 }
 
 void het_tensor_reset(het_tensor *t) {
-  if (t->owned && t->device && t->device->vt->free)
-    t->device->vt->free(t->device->state, t->data);
+  if (t->owned && t->device)
+    het_device_free(t->device, t->data);
   else if (t->owned)
     free(t->data);
   t->data = NULL;
@@ -64,13 +65,13 @@ void het_tensor_reset(het_tensor *t) {
 het_status het_tensor_alloc_on(het_tensor *t, const het_device *device,
                                het_dtype dtype, const int64_t *dims,
                                int rank) {
-  if (!device || !device->vt->alloc)
+  if (het_device_is_host(device))
     return het_tensor_alloc(t, dtype, dims, rank);
   size_t nbytes;
   het_tensor_reset(t);
   HET_TRY(het_tensor_check_shape(dtype, dims, rank, "tensor", &nbytes));
   void *handle;
-  HET_TRY(device->vt->alloc(device->state, nbytes ? nbytes : 1, &handle));
+  HET_TRY(het_device_alloc(device, nbytes ? nbytes : 1, &handle));
   t->dtype = dtype;
   t->rank = rank;
   for (int i = 0; i < rank; i++)

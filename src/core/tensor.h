@@ -19,8 +19,8 @@ struct het_tensor {
   void *data;
   size_t nbytes;
   bool owned;
-  /* Where data lives: NULL for host memory; otherwise data is a handle of
-   * that device's allocator, never to be dereferenced by the core. */
+  /* Where data lives: NULL for host memory; otherwise data is an address
+   * in that device's memory, never dereferenced by the core. */
   const het_device *device;
 };
 
@@ -42,8 +42,8 @@ het_status het_tensor_alloc(het_tensor *t, het_dtype dtype,
 het_status het_tensor_create_empty(het_dtype dtype, const int64_t *dims,
                                    int rank, het_tensor **out);
 
-/* Sets dtype/shape and allocates owned storage on device (NULL = host)
- * through its allocator.  Storage is uninitialised. */
+/* Sets dtype/shape and allocates owned storage on device (NULL or a
+ * host-memory device: host) through its allocator.  Uninitialised. */
 het_status het_tensor_alloc_on(het_tensor *t, const het_device *device,
                                het_dtype dtype, const int64_t *dims,
                                int rank);

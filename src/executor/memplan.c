@@ -1,9 +1,12 @@
 /* memplan.c — offset assignment for the memory planner (memplan.h).
  * Passes: (1) in-place chains: a value takes over an input's block where
  * that input dies; a chain is one block live from its first member's
- * producer to its last member's last reader; (2) blocks are placed greedily
- * by decreasing size, each at the best-fitting gap among the blocks already
- * placed in its space whose lifetimes overlap it (else above them all).
+ * producer to its last member's last access; (2) blocks are placed greedily
+ * (by size, by start, by area; each space keeps its best order), each at
+ * the best-fitting gap among the blocks already placed in its space whose
+ * lifetimes overlap it (else above them all).  Two blocks overlap in time
+ * unless one's members are all done before the other's first position:
+ * interval comparison, or the order's before() for several streams.
  */
 #include "executor/memplan.h"
 
@@ -20,11 +23,6 @@ static bool het_planned(const het_memplan_value *v) {
   return !v->skip && v->bytes > 0;
 }
 
-static bool het_live_overlap(const het_memplan_value *a,
-                             const het_memplan_value *b) {
-  return a->first <= b->last && b->first <= a->last;
-}
-
 /* One block: a value or an in-place chain, placed as a unit. */
 typedef struct het_block {
   int root;
@@ -33,7 +31,33 @@ typedef struct het_block {
   size_t size;   /* aligned */
   size_t used;   /* largest member, unaligned */
   size_t offset;
+  int *members;  /* the chain's values (order given), n_members of them */
+  int n_members;
 } het_block;
+
+/* Whether value a is done before position at. */
+static bool het_value_done(const het_memplan_order *order,
+                           const het_memplan_value *vals, int a, int at) {
+  return order ? order->before(order->ctx, a, at) : vals[a].last < at;
+}
+
+static bool het_block_done(const het_memplan_order *order,
+                           const het_memplan_value *vals, const het_block *b,
+                           int at) {
+  if (!order)
+    return b->last < at; /* the chain's last access */
+  for (int k = 0; k < b->n_members; k++)
+    if (!het_value_done(order, vals, b->members[k], at))
+      return false;
+  return true;
+}
+
+static bool het_blocks_overlap(const het_memplan_order *order,
+                               const het_memplan_value *vals,
+                               const het_block *a, const het_block *b) {
+  return !het_block_done(order, vals, a, b->first) &&
+         !het_block_done(order, vals, b, a->first);
+}
 
 void het_memplan_deinit(het_memplan *p) {
   free(p->offset);
@@ -137,12 +161,13 @@ static int (*const het_orders[])(const void *, const void *) = {
  * value took over x's block.  Values are visited by producer step, so a
  * candidate's chain is complete when a later value looks at it. */
 static het_status het_memplan_chains(const het_memplan_value *vals, int n,
+                                     const het_memplan_order *order,
                                      het_memplan *p, int *group,
                                      int *chain_last) {
-  het_step_key *order = malloc(((size_t)n + 1) * sizeof *order);
+  het_step_key *by_first = malloc(((size_t)n + 1) * sizeof *by_first);
   bool *claimed = calloc((size_t)n + 1, sizeof *claimed);
-  if (!order || !claimed) {
-    free(order);
+  if (!by_first || !claimed) {
+    free(by_first);
     free(claimed);
     return het_error(HET_ERR_OUT_OF_MEMORY, "memory plan: out of memory");
   }
@@ -151,11 +176,11 @@ static het_status het_memplan_chains(const het_memplan_value *vals, int n,
     group[v] = v;
     chain_last[v] = vals[v].last;
     if (het_planned(&vals[v]))
-      order[m++] = (het_step_key){vals[v].first, v};
+      by_first[m++] = (het_step_key){vals[v].first, v};
   }
-  qsort(order, (size_t)m, sizeof *order, het_by_first);
+  qsort(by_first, (size_t)m, sizeof *by_first, het_by_first);
   for (int k = 0; k < m; k++) {
-    int v = order[k].id;
+    int v = by_first[k].id;
     const het_memplan_value *x = &vals[v];
     for (int c = 0; c < HET_MEMPLAN_INPLACE; c++) {
       int in = x->inplace[c];
@@ -163,8 +188,9 @@ static het_status het_memplan_chains(const het_memplan_value *vals, int n,
           !het_planned(&vals[in]))
         continue;
       const het_memplan_value *y = &vals[in];
-      if (y->space != x->space || y->last != x->first ||
-          y->first >= x->first ||
+      bool dies = order ? order->dies_at(order->ctx, in, x->first)
+                        : y->last == x->first;
+      if (y->space != x->space || !dies || y->first >= x->first ||
           het_align_up(y->bytes) != het_align_up(x->bytes))
         continue;
       claimed[in] = true;
@@ -176,18 +202,19 @@ static het_status het_memplan_chains(const het_memplan_value *vals, int n,
       break;
     }
   }
-  free(order);
+  free(by_first);
   free(claimed);
   return HET_OK;
 }
 
 /* Best-fit offset for b among placed[0..np) (sorted by offset). */
-static size_t het_best_fit(const het_block *b, het_block *const *placed,
-                           int np) {
+static size_t het_best_fit(const het_memplan_order *order,
+                           const het_memplan_value *vals, const het_block *b,
+                           het_block *const *placed, int np) {
   size_t best = HET_MEMPLAN_NONE, best_gap = HET_MEMPLAN_NONE, end = 0;
   for (int k = 0; k < np; k++) {
     const het_block *o = placed[k];
-    if (o->space != b->space || o->first > b->last || b->first > o->last)
+    if (o->space != b->space || !het_blocks_overlap(order, vals, o, b))
       continue;
     if (o->offset >= end) {
       size_t gap = o->offset - end;
@@ -203,12 +230,14 @@ static size_t het_best_fit(const het_block *b, het_block *const *placed,
 }
 
 /* Places blocks in their current order; peak[space] gets each arena. */
-static void het_place_in_order(het_block *blocks, int nb, het_block **placed,
+static void het_place_in_order(const het_memplan_order *order,
+                               const het_memplan_value *vals,
+                               het_block *blocks, int nb, het_block **placed,
                                size_t *peak) {
   int np = 0;
   for (int i = 0; i < nb; i++) {
     het_block *b = &blocks[i];
-    b->offset = het_best_fit(b, placed, np);
+    b->offset = het_best_fit(order, vals, b, placed, np);
     int at = np;
     while (at > 0 && placed[at - 1]->offset > b->offset) {
       placed[at] = placed[at - 1];
@@ -224,7 +253,9 @@ static void het_place_in_order(het_block *blocks, int nb, het_block **placed,
 /* Pass 2: places the blocks once per order in het_orders; every space
  * takes the offsets of the order that gave it the smallest arena.
  * off_by_root[v] receives the offset of the block rooted at v. */
-static het_status het_memplan_place(const het_block *blocks, int nb,
+static het_status het_memplan_place(const het_memplan_order *order,
+                                    const het_memplan_value *vals,
+                                    const het_block *blocks, int nb,
                                     het_memplan *p, size_t *off_by_root) {
   het_block **placed = malloc(((size_t)nb + 1) * sizeof *placed);
   het_block *tmp = malloc(((size_t)nb + 1) * sizeof *tmp);
@@ -240,7 +271,7 @@ static het_status het_memplan_place(const het_block *blocks, int nb,
     memcpy(tmp, blocks, (size_t)nb * sizeof *tmp);
     memset(peak, 0, (size_t)p->n_spaces * sizeof *peak);
     qsort(tmp, (size_t)nb, sizeof *tmp, het_orders[k]);
-    het_place_in_order(tmp, nb, placed, peak);
+    het_place_in_order(order, vals, tmp, nb, placed, peak);
     for (int i = 0; i < nb; i++)
       if (peak[tmp[i].space] < p->peak[tmp[i].space])
         off_by_root[tmp[i].root] = tmp[i].offset;
@@ -256,12 +287,14 @@ done:
 }
 
 static het_status het_memplan_blocks(const het_memplan_value *vals, int n,
+                                     const het_memplan_order *order,
                                      het_memplan *p, const int *group,
                                      const int *chain_last) {
   het_block *blocks = calloc((size_t)n + 1, sizeof *blocks);
   int *block_of = malloc(((size_t)n + 1) * sizeof *block_of);
+  int *members = malloc(((size_t)n + 1) * sizeof *members);
   het_status st = HET_OK;
-  if (!blocks || !block_of) {
+  if (!blocks || !block_of || !members) {
     st = het_error(HET_ERR_OUT_OF_MEMORY, "memory plan: out of memory");
     goto done;
   }
@@ -274,10 +307,20 @@ static het_status het_memplan_blocks(const het_memplan_value *vals, int n,
                              .first = vals[v].first, .last = chain_last[v]};
     block_of[v] = nb++;
   }
+  for (int v = 0; v < n; v++)
+    if (het_planned(&vals[v]))
+      blocks[block_of[group[v]]].n_members++;
+  int used = 0;
+  for (int k = 0; k < nb; k++) {
+    blocks[k].members = members + used;
+    used += blocks[k].n_members;
+    blocks[k].n_members = 0;
+  }
   for (int v = 0; v < n; v++) {
     if (!het_planned(&vals[v]))
       continue;
     het_block *b = &blocks[block_of[group[v]]];
+    b->members[b->n_members++] = v;
     if (het_align_up(vals[v].bytes) > b->size)
       b->size = het_align_up(vals[v].bytes);
     if (vals[v].bytes > b->used)
@@ -287,18 +330,20 @@ static het_status het_memplan_blocks(const het_memplan_value *vals, int n,
     p->total[vals[v].space] += vals[v].bytes;
   }
   /* p->offset doubles as off_by_root, then every member takes its root's. */
-  st = het_memplan_place(blocks, nb, p, p->offset);
+  st = het_memplan_place(order, vals, blocks, nb, p, p->offset);
   for (int v = 0; st == HET_OK && v < n; v++)
     if (het_planned(&vals[v]) && group[v] != v)
       p->offset[v] = p->offset[group[v]];
 done:
   free(blocks);
   free(block_of);
+  free(members);
   return st;
 }
 
 het_status het_memplan_compute(const het_memplan_value *vals, int n,
-                               int n_spaces, het_memplan *out) {
+                               int n_spaces, const het_memplan_order *order,
+                               het_memplan *out) {
   het_memplan p;
   if (n < 0 || n_spaces < 1 || (n > 0 && !vals))
     return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -308,16 +353,17 @@ het_status het_memplan_compute(const het_memplan_value *vals, int n,
   int *group = malloc(((size_t)n + 1) * sizeof *group);
   int *chain_last = malloc(((size_t)n + 1) * sizeof *chain_last);
   het_status st = group && chain_last
-                      ? het_memplan_chains(vals, n, &p, group, chain_last)
+                      ? het_memplan_chains(vals, n, order, &p, group,
+                                           chain_last)
                       : het_error(HET_ERR_OUT_OF_MEMORY,
                                   "memory plan: out of memory");
   if (st == HET_OK)
-    st = het_memplan_blocks(vals, n, &p, group, chain_last);
+    st = het_memplan_blocks(vals, n, order, &p, group, chain_last);
   free(group);
   free(chain_last);
 #ifndef NDEBUG
   if (st == HET_OK)
-    st = het_memplan_validate(vals, &p);
+    st = het_memplan_validate(vals, order, &p);
 #endif
   if (st != HET_OK) {
     het_memplan_deinit(&p);
@@ -329,10 +375,12 @@ het_status het_memplan_compute(const het_memplan_value *vals, int n,
 
 /* Whether i and j legitimately share bytes: one took over the other's
  * block in place at the step where the other died. */
-static bool het_handoff(const het_memplan_value *vals, const het_memplan *p,
+static bool het_handoff(const het_memplan_value *vals,
+                        const het_memplan_order *order, const het_memplan *p,
                         int i, int j) {
-  if (p->shares[j] == i && vals[i].last == vals[j].first &&
-      p->offset[i] == p->offset[j])
+  bool dies = order ? order->dies_at(order->ctx, i, vals[j].first)
+                    : vals[i].last == vals[j].first;
+  if (p->shares[j] == i && dies && p->offset[i] == p->offset[j])
     for (int c = 0; c < HET_MEMPLAN_INPLACE; c++)
       if (vals[j].inplace[c] == i)
         return true;
@@ -358,6 +406,7 @@ static het_status het_memplan_check_value(const het_memplan_value *vals,
 }
 
 het_status het_memplan_validate(const het_memplan_value *vals,
+                                const het_memplan_order *order,
                                 const het_memplan *p) {
   int n = p->n_values;
   for (int i = 0; i < n; i++) {
@@ -370,12 +419,15 @@ het_status het_memplan_validate(const het_memplan_value *vals,
     HET_TRY(het_memplan_check_value(vals, p, i));
     for (int j = i + 1; j < n; j++) {
       const het_memplan_value *a = &vals[i], *b = &vals[j];
-      if (!het_planned(b) || a->space != b->space || !het_live_overlap(a, b))
+      if (!het_planned(b) || a->space != b->space ||
+          het_value_done(order, vals, i, b->first) ||
+          het_value_done(order, vals, j, a->first))
         continue;
       size_t ai = p->offset[i], bj = p->offset[j];
       if (ai >= bj + b->bytes || bj >= ai + a->bytes)
         continue;
-      if (het_handoff(vals, p, i, j) || het_handoff(vals, p, j, i))
+      if (het_handoff(vals, order, p, i, j) ||
+          het_handoff(vals, order, p, j, i))
         continue;
       return het_error(HET_ERR_INTERNAL,
                        "memory plan: values %d (steps %d-%d, bytes [%zu, "

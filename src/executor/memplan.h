@@ -1,9 +1,12 @@
-/* memplan.h — the memory planner: from tensor lifetimes over the step order
- * to offsets in one arena per memory space (greedy by size, best fit over
- * live intervals), with in-place reuse for eligible elementwise ops.
+/* memplan.h — the memory planner: from tensor lifetimes to offsets in one
+ * arena per memory space (greedy best fit, three placement orders), with
+ * in-place reuse for eligible elementwise ops.  Lifetimes are intervals of
+ * one total order of positions, or, when several streams run at once, a
+ * happens-before oracle (het_memplan_order): a value may reuse another's
+ * bytes only when every access of the other is ordered before its first.
  * Invariant of a plan: two planned values of one space whose lifetimes
  * overlap never share a byte, except an in-place output and the input whose
- * block it takes over at the step where that input dies.
+ * block it takes over at the position where that input dies.
  */
 #ifndef HET_EXECUTOR_MEMPLAN_H
 #define HET_EXECUTOR_MEMPLAN_H
@@ -19,8 +22,8 @@
 #define HET_MEMPLAN_NONE SIZE_MAX /* offset of a value the plan leaves out */
 
 /* Planner input, one per value.  A value is planned when bytes > 0 and
- * skip is false; it is live over the steps [first, last] (its producer's
- * step up to its last reader's, inclusive). */
+ * skip is false; first is its producer's position; without an order it is
+ * live over [first, last] (up to its last reader's position, inclusive). */
 typedef struct het_memplan_value {
   size_t bytes;
   int space;   /* 0 = host, 1.. = device spaces (< n_spaces) */
@@ -52,11 +55,23 @@ typedef struct het_memplan {
   int n_inplace;   /* values that took over an input's block */
 } het_memplan;
 
-/* Plans n values over n_spaces spaces into *out (caller deinits).
+/* A partial order of positions (several streams).  before(ctx, a, at):
+ * every access of value a (producer and readers) happens before position
+ * at, and at is not one of them.  dies_at(ctx, a, at): at is an access of
+ * a and every other access of a happens before it. */
+typedef struct het_memplan_order {
+  bool (*before)(void *ctx, int a, int at);
+  bool (*dies_at)(void *ctx, int a, int at);
+  void *ctx;
+} het_memplan_order;
+
+/* Plans n values over n_spaces spaces into *out (caller deinits); order
+ * NULL: the intervals [first, last] of one total order.
  * Errors: INVALID_ARGUMENT for a value with a bad space or interval,
  * OUT_OF_MEMORY. */
 het_status het_memplan_compute(const het_memplan_value *values, int n,
-                               int n_spaces, het_memplan *out);
+                               int n_spaces, const het_memplan_order *order,
+                               het_memplan *out);
 
 /* Frees the plan's arrays.  Accepts a zeroed plan. */
 void het_memplan_deinit(het_memplan *plan);
@@ -66,6 +81,7 @@ void het_memplan_deinit(het_memplan *plan);
  * (unless one took over the other's block in place where it died).
  * ERR_INTERNAL naming the two values (by id) otherwise. */
 het_status het_memplan_validate(const het_memplan_value *values,
+                                const het_memplan_order *order,
                                 const het_memplan *plan);
 
 /* Whether node's output out may take over the block of its input in:

@@ -37,6 +37,11 @@ typedef struct het_kernel_ctx {
    * whose op the layout pass lists ever see a bit set; a value with
    * H*W == 1 (identical in both layouts) is never marked. */
   uint32_t nhwc_in, nhwc_out;
+  /* Scratch of this run of the node: host memory of at least the bytes
+   * the kernel's scratch slot asked for (NULL when the provider gives
+   * none).  Kernels take from it through het_kernel_take. */
+  void *scratch;
+  size_t scratch_size, scratch_used;
 } het_kernel_ctx;
 
 /* Convolution algorithm choice (provider option cpu.conv_algo). */
@@ -72,6 +77,10 @@ typedef struct het_kernel {
    * plain. */
   het_status (*prepare_with)(const het_graph *graph, const het_node *node,
                              const het_kernel_prep *prep, void **state);
+  /* Optional: bytes of scratch one run needs for the shapes of ctx's
+   * inputs and outputs (their data may be unset) and its state; a
+   * provider that plans memory hands that much in ctx->scratch. */
+  size_t (*scratch)(const het_kernel_ctx *ctx);
 } het_kernel;
 
 /* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one
@@ -80,7 +89,6 @@ extern const het_kernel het_kernels_elementwise[];
 extern const het_kernel het_kernels_linalg[];
 extern const het_kernel het_kernels_tensor[];
 extern const het_kernel het_kernels_reduce[];
-extern const het_kernel het_kernels_control[];
 extern const het_kernel het_kernels_signal[];
 extern const het_kernel het_kernels_nlp[]; /* hetrt-domain fusions */
 
@@ -88,6 +96,12 @@ extern const het_kernel het_kernels_nlp[]; /* hetrt-domain fusions */
 het_status het_kernel_fail(const het_kernel_ctx *ctx, het_status st,
                                const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* bytes of scratch (64-byte aligned): from ctx->scratch while it has room,
+ * else a new allocation (no provider planned it: constant folding,
+ * reference runs).  Released with het_kernel_give, in any order. */
+het_status het_kernel_take(het_kernel_ctx *ctx, size_t bytes, void **out);
+void het_kernel_give(het_kernel_ctx *ctx, void *p);
 
 /* NULL when no kernel exists for the op. */
 const het_kernel *het_kernel_find(const char *domain,

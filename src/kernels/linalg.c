@@ -102,7 +102,8 @@ het_status het_lk_batch_init(const het_kernel_ctx *ctx, const het_tensor *a,
   bt->n = b->rank == 1 ? 1 : b->dims[b->rank - 1];
   int ab = a->rank > 2 ? a->rank - 2 : 0, bb = b->rank > 2 ? b->rank - 2 : 0;
   int r = ab > bb ? ab : bb;
-  int64_t dims[HET_MAX_RANK], sa[HET_MAX_RANK], sb[HET_MAX_RANK];
+  int64_t *dims = bt->dims;
+  bt->rank = r;
   for (int i = 0; i < r; i++) {
     int ja = i - (r - ab), jb = i - (r - bb);
     int64_t da = ja >= 0 ? a->dims[ja] : 1, db = jb >= 0 ? b->dims[jb] : 1;
@@ -112,29 +113,23 @@ het_status het_lk_batch_init(const het_kernel_ctx *ctx, const het_tensor *a,
                          (long long)da, (long long)db);
     dims[i] = da == 1 ? db : da;
   }
-  batch_strides(a, ab, r, bt->m * bt->k, sa);
-  batch_strides(b, bb, r, bt->k * bt->n, sb);
+  batch_strides(a, ab, r, bt->m * bt->k, bt->sa);
+  batch_strides(b, bb, r, bt->k * bt->n, bt->sb);
   bt->count = het_dims_count(dims, r);
-  HET_TRY(het_lk_alloc(ctx, sizeof(int64_t) * 2 * (size_t)bt->count,
-                       (void **)&bt->a_off));
-  bt->b_off = bt->a_off + bt->count;
-  for (int64_t i = 0; i < bt->count; i++) {
-    int64_t rem = i, oa = 0, ob = 0;
-    for (int d = r - 1; d >= 0; d--) {
-      int64_t c = rem % dims[d];
-      rem /= dims[d];
-      oa += c * sa[d];
-      ob += c * sb[d];
-    }
-    bt->a_off[i] = oa;
-    bt->b_off[i] = ob;
-  }
   return HET_OK;
 }
 
-void het_lk_batch_deinit(het_lk_batch *bt) {
-  free(bt->a_off);
-  bt->a_off = bt->b_off = NULL;
+void het_lk_batch_at(const het_lk_batch *bt, int64_t i, int64_t *a_off,
+                     int64_t *b_off) {
+  int64_t rem = i, oa = 0, ob = 0;
+  for (int d = bt->rank - 1; d >= 0; d--) {
+    int64_t c = rem % bt->dims[d];
+    rem /= bt->dims[d];
+    oa += c * bt->sa[d];
+    ob += c * bt->sb[d];
+  }
+  *a_off = oa;
+  *b_off = ob;
 }
 
 het_status het_lk_geom(const het_kernel_ctx *ctx, het_geom_kind kind,
@@ -160,17 +155,20 @@ const het_kernel het_kernels_linalg[] = {
      .prepare = HET_LK_DNNL_PREPARE(conv),
      .run = het_lk_conv_run,
      .destroy_state = HET_LK_DNNL_DESTROY,
-     .prepare_with = HET_LK_DNNL_PREPARE_WITH},
+     .prepare_with = HET_LK_DNNL_PREPARE_WITH,
+     .scratch = het_lk_conv_scratch},
     /* Conv + residual Add (+ Relu/Clip), from opt_conv_add.c */
     {.op_type = "FusedConv",
      .domain = "hetrt",
      .prepare = HET_LK_DNNL_PREPARE(conv),
      .run = het_lk_conv_run,
      .destroy_state = HET_LK_DNNL_DESTROY,
-     .prepare_with = HET_LK_DNNL_PREPARE_WITH},
+     .prepare_with = HET_LK_DNNL_PREPARE_WITH,
+     .scratch = het_lk_conv_scratch},
     {.op_type = "ConvTranspose",
      .domain = "",
-     .run = het_lk_conv_transpose_run},
+     .run = het_lk_conv_transpose_run,
+     .scratch = het_lk_conv_scratch},
     {.op_type = "ConvInteger", .domain = "", .run = het_lk_conv_integer_run},
     {.op_type = "QLinearConv", .domain = "", .run = het_lk_qlinear_conv_run},
     {.op_type = "MatMul",

@@ -139,6 +139,7 @@ static het_status conv_float(het_kernel_ctx *ctx, bool transposed) {
                      : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
   het_lk_buf bx = {0}, bw = {0}, bb = {0}, by = {0};
   void *col = NULL;
+  bool took = false;
   het_status st = het_lk_buf_input(ctx, x, work, &bx);
   if (st == HET_OK)
     st = het_lk_buf_input(ctx, w, work, &bw);
@@ -147,7 +148,8 @@ static het_status conv_float(het_kernel_ctx *ctx, bool transposed) {
   if (st == HET_OK)
     st = het_lk_buf_output(ctx, y, work, &by);
   if (st == HET_OK)
-    st = het_lk_alloc(ctx, es * (size_t)cols, &col);
+    st = het_kernel_take(ctx, es * (size_t)cols, &col);
+  took = st == HET_OK;
   if (st != HET_OK)
     goto fail;
   if (work == HET_DTYPE_FLOAT32 && transposed)
@@ -164,7 +166,8 @@ static het_status conv_float(het_kernel_ctx *ctx, bool transposed) {
                   by.data, col);
   het_lk_buf_commit(y, &by);
 fail:
-  free(col);
+  if (took)
+    het_kernel_give(ctx, col);
   het_lk_buf_release(&by);
   het_lk_buf_release(&bx);
   het_lk_buf_release(&bw);
@@ -256,16 +259,43 @@ static het_status het_lk_conv_generic(het_kernel_ctx *ctx) {
                        "residual input does not match the output");
   void *saved = NULL;
   if (z->data == y->data && z->nbytes) {
-    saved = malloc(z->nbytes);
-    if (!saved)
-      return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY, "out of memory");
+    HET_TRY(het_kernel_take(ctx, z->nbytes, &saved));
     memcpy(saved, z->data, z->nbytes);
   }
   het_status st = conv_float(ctx, false);
   if (st == HET_OK)
     st = het_lk_conv_add_residual(ctx, saved ? saved : z->data);
-  free(saved);
+  if (saved)
+    het_kernel_give(ctx, saved);
   return st;
+}
+
+size_t het_lk_conv_scratch(const het_kernel_ctx *ctx) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  if (ctx->state && strcmp(ctx->node->op_type, "ConvTranspose") != 0)
+    return 0; /* oneDNN's primitive (or the depthwise kernel) runs it */
+  const het_tensor *y = ctx->outputs[0];
+  bool transposed = strcmp(ctx->node->op_type, "ConvTranspose") == 0;
+  het_conv_geom g;
+  int64_t group = 1, c = 0, m = 0;
+  if (!x || !w || !y ||
+      het_lk_geom(ctx, transposed ? HET_GEOM_CONVT : HET_GEOM_CONV, x, w,
+                  &g) != HET_OK ||
+      conv_dims(ctx, x, w, transposed, &group, &c, &m) != HET_OK) {
+    het_error_clear();
+    return 0; /* the run reports the error */
+  }
+  if (transposed)
+    memcpy(g.out, y->dims + 2, sizeof(int64_t) * (size_t)g.nsp);
+  size_t es = het_dtype_size(het_lk_work_type(x->dtype));
+  int64_t ksz = het_conv_geom_count(g.kernel, g.nsp);
+  int64_t cols = transposed
+                     ? (m / group) * ksz * het_conv_geom_count(g.in, g.nsp)
+                     : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
+  size_t need = ((es * (size_t)cols + 63) & ~(size_t)63);
+  if (ctx->n_inputs > 3 && ctx->inputs[3]) /* a residual saved in place */
+    need += (ctx->inputs[3]->nbytes + 63) & ~(size_t)63;
+  return need;
 }
 
 /* Conv and hetrt.FusedConv: oneDNN (which applies residual and clamp as

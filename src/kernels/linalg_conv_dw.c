@@ -39,8 +39,10 @@ typedef struct dw_plane {
 /* Row loops are built for AVX-512, AVX2+FMA and baseline x86-64, picked
  * at load time (GCC function multiversioning).  ISA levels, not CPU names:
  * an "arch=skylake-avx512" clone is chosen only on that exact Intel CPU
- * (never on AMD), an "arch=x86-64-v4" one on any CPU with its features. */
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+ * (never on AMD), an "arch=x86-64-v4" one on any CPU with its features.
+ * ThreadSanitizer builds take the baseline (see simd.h). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__)
 #define DW_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", \
                                "default")))

@@ -62,11 +62,14 @@ static het_status matmul_float(het_kernel_ctx *ctx, const het_lk_batch *bt,
   if (st != HET_OK)
     goto fail;
   size_t es = het_dtype_size(work);
-  for (int64_t i = 0; i < bt->count; i++)
+  for (int64_t i = 0; i < bt->count; i++) {
+    int64_t oa, ob;
+    het_lk_batch_at(bt, i, &oa, &ob);
     het_lk_gemm_work(work, false, false, bt->m, bt->n, bt->k, 1.0,
-              (char *)ba.data + bt->a_off[i] * es, bt->k,
-              (char *)bb.data + bt->b_off[i] * es, bt->n, 0.0,
-              (char *)by.data + i * bt->m * bt->n * es, bt->n);
+                     (char *)ba.data + oa * es, bt->k,
+                     (char *)bb.data + ob * es, bt->n, 0.0,
+                     (char *)by.data + i * bt->m * bt->n * es, bt->n);
+  }
   het_lk_buf_commit(y, &by);
 fail:
   het_lk_buf_release(&ba);
@@ -100,10 +103,12 @@ het_status het_lk_matmul_run(het_kernel_ctx *ctx) {
   else if (het_dtype_is_float(a->dtype))
     st = matmul_float(ctx, &bt, het_lk_work_type(a->dtype));
   else
-    for (int64_t i = 0; i < bt.count; i++)
-      gemm_int(a->dtype, false, false, bt.m, bt.n, bt.k, a->data, bt.a_off[i],
-               b->data, bt.b_off[i], y->data, i * bt.m * bt.n, 1, false, 0);
-  het_lk_batch_deinit(&bt);
+    for (int64_t i = 0; i < bt.count; i++) {
+      int64_t oa, ob;
+      het_lk_batch_at(&bt, i, &oa, &ob);
+      gemm_int(a->dtype, false, false, bt.m, bt.n, bt.k, a->data, oa, b->data,
+               ob, y->data, i * bt.m * bt.n, 1, false, 0);
+    }
   return st;
 }
 

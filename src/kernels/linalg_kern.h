@@ -37,21 +37,29 @@ void het_lk_buf_commit(het_tensor *t, het_lk_buf *b);
 /* For inputs: frees when owned. */
 void het_lk_buf_release(het_lk_buf *b);
 
+/* Scratch bytes of the im2col paths of Conv, ConvTranspose and FusedConv
+ * (the columns and a residual saved in place), for het_kernel.scratch. */
+size_t het_lk_conv_scratch(const het_kernel_ctx *ctx);
+
 /* malloc that reports ERR_OUT_OF_MEMORY naming the node. */
 het_status het_lk_alloc(const het_kernel_ctx *ctx, size_t bytes,
                         void **out);
 
-/* Batched matmul layout: for output batch index i, a_off[i]/b_off[i] are
- * element offsets of the A/B matrices (numpy broadcasting). */
+/* Batched matmul layout (numpy broadcasting of the batch dims): count
+ * output matrices of m x n; het_lk_batch_at gives the element offsets of
+ * the A and B matrices of output batch index i.  Nothing allocated. */
 typedef struct het_lk_batch {
   int64_t m, k, n, count;
-  int64_t *a_off, *b_off; /* malloc'd, count entries */
+  int rank;                    /* batch dims */
+  int64_t dims[HET_MAX_RANK];  /* output batch dims */
+  int64_t sa[HET_MAX_RANK], sb[HET_MAX_RANK]; /* A/B strides per batch dim */
 } het_lk_batch;
 
 het_status het_lk_batch_init(const het_kernel_ctx *ctx,
                              const het_tensor *a, const het_tensor *b,
                              het_lk_batch *bt);
-void het_lk_batch_deinit(het_lk_batch *bt);
+void het_lk_batch_at(const het_lk_batch *bt, int64_t i, int64_t *a_off,
+                     int64_t *b_off);
 
 /* C[m,n] = alpha * op(A) op(B) + beta * C, row-major, work type float32
  * (sgemm) or float64 (dgemm). */

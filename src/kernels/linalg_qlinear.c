@@ -67,17 +67,16 @@ static het_status matmul_i32(const het_kernel_ctx *ctx, int ai, int bi,
     for (int64_t i = 0; i < bt->count; i++)
       for (int64_t r = 0; r < bt->m; r++)
         for (int64_t cidx = 0; cidx < bt->n; cidx++) {
-          int64_t s = 0;
-          const int32_t *pa = wa + bt->a_off[i] + r * bt->k;
-          const int32_t *pb = wb + bt->b_off[i] + cidx;
+          int64_t s = 0, oa, ob;
+          het_lk_batch_at(bt, i, &oa, &ob);
+          const int32_t *pa = wa + oa + r * bt->k;
+          const int32_t *pb = wb + ob + cidx;
           for (int64_t p = 0; p < bt->k; p++)
             s += (int64_t)pa[p] * pb[p * bt->n];
           (*acc)[(i * bt->m + r) * bt->n + cidx] = (int32_t)s;
         }
   free(wa);
   free(wb);
-  if (st != HET_OK)
-    het_lk_batch_deinit(bt);
   return st;
 }
 
@@ -89,7 +88,6 @@ het_status het_lk_matmul_integer_run(het_kernel_ctx *ctx) {
   HET_TRY(matmul_i32(ctx, 0, 1, azp, bzp, &bt, &acc));
   memcpy(ctx->outputs[0]->data, acc, ctx->outputs[0]->nbytes);
   free(acc);
-  het_lk_batch_deinit(&bt);
   return HET_OK;
 }
 
@@ -109,7 +107,6 @@ het_status het_lk_qlinear_matmul_run(het_kernel_ctx *ctx) {
                         requant(acc[i], mult, yzp, y->dtype));
   }
   free(acc);
-  het_lk_batch_deinit(&bt);
   return HET_OK;
 }
 

@@ -85,7 +85,10 @@ static het_status nlp_layernorm_run(het_kernel_ctx *ctx) {
 const het_kernel het_kernels_nlp[] = {
     {.op_type = "Gelu", .domain = "hetrt", .run = nlp_gelu_run},
     {.op_type = "LayerNorm", .domain = "hetrt", .run = nlp_layernorm_run},
-    {.op_type = "Attention", .domain = "hetrt", .run = het_nlp_attention_run},
+    {.op_type = "Attention",
+     .domain = "hetrt",
+     .run = het_nlp_attention_run,
+     .scratch = het_nlp_attention_scratch},
     {.op_type = "FusedMatMul", .domain = "hetrt",
      .prepare = het_nlp_fused_matmul_prepare,
      .run = het_nlp_fused_matmul_run,

@@ -36,6 +36,8 @@ typedef struct nlp_attn_job {
   int64_t mstride[HET_MAX_RANK]; /* mask strides over [.., S, T], 0 = bcast */
   float scale;
   bool pooled;          /* chunks run on several pool threads */
+  float *scores;        /* batch score matrices from the run's scratch, or
+                           NULL: each chunk allocates one */
   atomic_int failed;
 } nlp_attn_job;
 
@@ -76,7 +78,8 @@ static void nlp_attn_mask(const nlp_attn_job *j, int64_t b, float *sc) {
 
 static void nlp_attn_chunk(void *p, int64_t b0, int64_t b1) {
   nlp_attn_job *j = p;
-  float *sc = malloc(sizeof(float) * (size_t)(j->s * j->t));
+  float *sc = j->scores ? j->scores + b0 * j->s * j->t
+                        : malloc(sizeof(float) * (size_t)(j->s * j->t));
   if (!sc) {
     atomic_store(&j->failed, 1);
     return;
@@ -92,7 +95,8 @@ static void nlp_attn_chunk(void *p, int64_t b0, int64_t b1) {
     nlp_sgemm('N', j->s, j->e, j->t, 1.0f, sc, j->t, j->v + b * j->vb, j->vl,
               j->y + b * j->yb, j->yl);
   }
-  free(sc);
+  if (!j->scores)
+    free(sc);
 }
 
 /* Broadcast strides of mask m over the [.., S, T] scores. */
@@ -200,26 +204,50 @@ static het_status nlp_attn_shapes_packed(const het_kernel_ctx *ctx,
   j->kb = d, j->kl = L;
   j->vb = e, j->vl = L;
   j->yb = e, j->yl = b * e;
-  j->q = (const float *)p->data + qkv[0];
-  j->k = (const float *)p->data + qkv[1];
-  j->v = (const float *)p->data + qkv[2];
   return HET_OK;
 }
 
-/* Sizes, strides and operand pointers of the node's layout. */
-static het_status nlp_attn_layout(const het_kernel_ctx *ctx,
-                                  nlp_attn_job *j, int64_t *batch) {
+/* Sizes and strides of the node's layout. */
+static het_status nlp_attn_sizes(const het_kernel_ctx *ctx, nlp_attn_job *j,
+                                 int64_t *batch) {
   int64_t layout = het_node_attr_int(ctx->node, "layout", 0);
   size_t n;
   const int64_t *qkv = het_node_attr_ints(ctx->node, "qkv", &n);
   if (layout == 1 && qkv)
     return nlp_attn_shapes_packed(ctx, qkv, n, j, batch);
-  j->q = ctx->inputs[0]->data;
-  j->k = ctx->inputs[1]->data;
-  j->v = ctx->inputs[2]->data;
   if (layout == 1)
     return nlp_attn_shapes_sbd(ctx, j, batch);
   return nlp_attn_shapes(ctx, j, batch);
+}
+
+/* ... and the operand pointers. */
+static het_status nlp_attn_layout(const het_kernel_ctx *ctx,
+                                  nlp_attn_job *j, int64_t *batch) {
+  HET_TRY(nlp_attn_sizes(ctx, j, batch));
+  size_t n;
+  const int64_t *qkv = het_node_attr_ints(ctx->node, "qkv", &n);
+  if (het_node_attr_int(ctx->node, "layout", 0) == 1 && qkv) {
+    const float *p = ctx->inputs[0]->data;
+    j->q = p + qkv[0];
+    j->k = p + qkv[1];
+    j->v = p + qkv[2];
+  } else {
+    j->q = ctx->inputs[0]->data;
+    j->k = ctx->inputs[1]->data;
+    j->v = ctx->inputs[2]->data;
+  }
+  return HET_OK;
+}
+
+/* One score matrix [S, T] per batch entry (chunk [b0, b1) uses b0's). */
+size_t het_nlp_attention_scratch(const het_kernel_ctx *ctx) {
+  nlp_attn_job j = {0};
+  int64_t batch = 0;
+  if (nlp_attn_sizes(ctx, &j, &batch) != HET_OK) {
+    het_error_clear();
+    return 0;
+  }
+  return sizeof(float) * (size_t)(batch * j.s * j.t);
 }
 
 het_status het_nlp_attention_run(het_kernel_ctx *ctx) {
@@ -246,6 +274,9 @@ het_status het_nlp_attention_run(het_kernel_ctx *ctx) {
   if (j.t == 0) /* softmax over no keys: undefined; follow 0/0 */
     return het_kernel_fail(ctx, HET_ERR_SHAPE, "no keys (KT has 0 cols)");
   atomic_init(&j.failed, 0);
+  size_t need = sizeof(float) * (size_t)(batch * j.s * j.t);
+  if (ctx->scratch && need <= ctx->scratch_size - ctx->scratch_used)
+    j.scores = (float *)((char *)ctx->scratch + ctx->scratch_used);
   int threads = het_parallel_threads(ctx->par);
   j.pooled = threads > 1 && batch > 1;
   het_parallel_for(ctx->par, batch, 1, nlp_attn_chunk, &j);

@@ -13,6 +13,8 @@
 
 /* Kernels of the hetrt-domain ops outside nlp.c. */
 het_status het_nlp_attention_run(het_kernel_ctx *ctx);
+/* Its scratch: one [S, T] score matrix per batch entry. */
+size_t het_nlp_attention_scratch(const het_kernel_ctx *ctx);
 het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
                                         const het_node *node, void **state);
 het_status het_nlp_fused_matmul_run(het_kernel_ctx *ctx);

@@ -1,6 +1,8 @@
-/* registry.c — lookup of CPU kernels across the kernel groups, and the
- * kernels' shared error helper. */
+/* registry.c — lookup of kernels across the kernel groups, and what the
+ * kernels share: the error helper and scratch (planned, or allocated). */
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernel.h"
@@ -8,8 +10,7 @@
 static const het_kernel *const het_kernel_groups[] = {
     het_kernels_elementwise, het_kernels_linalg,
     het_kernels_tensor,      het_kernels_reduce,
-    het_kernels_control,     het_kernels_signal,
-    het_kernels_nlp,
+    het_kernels_signal,      het_kernels_nlp,
 };
 
 static bool het_kernel_domain_is_onnx(const char *d) {
@@ -36,4 +37,25 @@ het_status het_kernel_fail(const het_kernel_ctx *ctx, het_status st,
   het_status r = het_node_errorv(ctx->node, st, fmt, ap);
   va_end(ap);
   return r;
+}
+
+het_status het_kernel_take(het_kernel_ctx *ctx, size_t bytes, void **out) {
+  size_t need = (bytes + 63) & ~(size_t)63;
+  if (ctx->scratch && need <= ctx->scratch_size - ctx->scratch_used) {
+    *out = (char *)ctx->scratch + ctx->scratch_used;
+    ctx->scratch_used += need;
+    return HET_OK;
+  }
+  *out = aligned_alloc(64, need ? need : 64);
+  if (!*out)
+    return het_kernel_fail(ctx, HET_ERR_OUT_OF_MEMORY,
+                           "cannot allocate %zu bytes of scratch", bytes);
+  return HET_OK;
+}
+
+void het_kernel_give(het_kernel_ctx *ctx, void *p) {
+  const char *c = p, *base = ctx->scratch;
+  if (base && c >= base && c < base + ctx->scratch_size)
+    return; /* the run's scratch: nothing to free */
+  free(p);
 }

@@ -17,9 +17,11 @@
  * __builtin_cpu_is, which is false on every other AVX-512 CPU (AMD Zen 4,
  * Ice Lake, Sapphire Rapids), so those would run the baseline clone.
  * Without contraction (-std=c11 keeps -ffp-contract=off) every clone
- * computes bit-identical results, so the dispatch never changes output. */
+ * computes bit-identical results, so the dispatch never changes output.
+ * ThreadSanitizer builds take the baseline only: the clones' resolvers run
+ * before the sanitizer's runtime starts. */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && \
-    defined(__linux__)
+    defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define HET_SIMD_CLONES \
   __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

@@ -15,6 +15,7 @@
 
 typedef struct het_opt {
   het_graph *g;
+  const het_graph *outer; /* enclosing graph of a body, or NULL */
   int level;
   bool *dead;      /* per node: marked for removal (n_nodes entries) */
   int *uses;       /* per value: number of live node inputs reading it */

@@ -32,7 +32,7 @@ static het_status het_opt_round(het_opt *o) {
   if (o->changes == 0)
     return HET_OK;
   HET_TRY(het_opt_compact(o));
-  het_status st = het_graph_validate(o->g, NULL);
+  het_status st = het_graph_validate(o->g, o->outer);
   if (st == HET_OK)
     st = het_graph_infer_shapes(o->g);
   if (st != HET_OK)
@@ -41,6 +41,11 @@ static het_status het_opt_round(het_opt *o) {
 }
 
 het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats) {
+  return het_optimize_body(g, NULL, level, stats);
+}
+
+het_status het_optimize_body(het_graph *g, const het_graph *outer, int level,
+                             het_optimize_stats *stats) {
   het_optimize_stats local;
   if (!stats)
     stats = &local;
@@ -50,7 +55,7 @@ het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats) {
     return HET_OK;
   if (!g->order)
     return het_error(HET_ERR_INTERNAL, "optimizer: graph not validated");
-  het_opt o = {.g = g, .level = level, .stats = stats};
+  het_opt o = {.g = g, .outer = outer, .level = level, .stats = stats};
   het_status st = HET_OK;
   for (int r = 0; r < HET_OPT_MAX_ROUNDS; r++) {
     stats->rounds++;

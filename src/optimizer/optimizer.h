@@ -49,10 +49,16 @@ typedef struct het_optimize_stats {
  * (g->order set) and shape-inferred (het_graph_infer_shapes); on success
  * it is again both.  Nodes carrying subgraphs (If/Loop/Scan) and values
  * their subgraphs read from the outer scope are kept; graph outputs keep
- * their names.  Subgraph bodies themselves are not rewritten.  stats may
- * be NULL.  Not thread safe for one graph.  Errors: OUT_OF_MEMORY, or the
+ * their names.  Subgraph bodies themselves are not rewritten (see
+ * het_optimize_body).  stats may be NULL.  Not thread safe for one graph.  Errors: OUT_OF_MEMORY, or the
  * validation/inference status if the rewritten graph fails them (an
  * internal error: the graph is then unusable). */
 het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats);
+
+/* het_optimize of a control-flow body g whose captured values (read by
+ * name, not produced in g) are defined in outer, the enclosing graph
+ * (which must hold every name g and the bodies below it capture). */
+het_status het_optimize_body(het_graph *g, const het_graph *outer, int level,
+                             het_optimize_stats *stats);
 
 #endif

@@ -79,9 +79,9 @@ double het_cost_transfer(const het_cost_table *t, int a, int b, double bytes);
 /* Builds the table for g on devices (at most HET_COST_MAX_DEVICES).
  * Per node and device: INFINITY unless claims[d][node].claimed; else the
  * provider's estimate_cost, or when that slot is NULL or fails, the
- * roofline of het_roofline_work on get_device_info (NULL slot: a host
- * device with the default rates).  Device facts (host_memory, link,
- * launch, capacity) come from get_device_info.
+ * core roofline (het_roofline_node) on the provider's device facts
+ * (devices[d].device->info), which also give host_memory, link, launch
+ * and capacity.
  * measured (profile-guided mode), when non-NULL together with
  * measured_dev, is per node id the seconds measured in an earlier run on
  * device measured_dev[node] (< 0 or a non-finite/negative time: none); it
@@ -92,7 +92,7 @@ double het_cost_transfer(const het_cost_table *t, int a, int b, double bytes);
  * A node left with no finite entry fails with ERR_UNSUPPORTED naming it.
  * claims: [device][node id] from get_capability.  Arrays come from arena;
  * t->graph and t->order borrow g. */
-het_status het_cost_table_build(const het_graph *g, const het_device *devices,
+het_status het_cost_table_build(const het_graph *g, const het_ep *devices,
                                 int n_devices, het_claim *const *claims,
                                 const het_constraints *constraints,
                                 const double *measured,

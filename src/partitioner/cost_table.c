@@ -11,20 +11,13 @@
 #include "core/status.h"
 #include "partitioner/cost_internal.h"
 
-/* Pass 1: device facts (a NULL slot describes a host device). */
-static het_status het_table_devices(const het_device *devices,
+/* Pass 1: device facts (each provider's device). */
+static het_status het_table_devices(const het_ep *devices,
                                     const het_constraints *c,
                                     het_device_info *info,
                                     het_cost_table *t) {
   for (int d = 0; d < t->n_devices; d++) {
-    const het_provider_vtable *vt = devices[d].vt;
-    memset(&info[d], 0, sizeof info[d]);
-    info[d].host_memory = true;
-    if (vt->get_device_info) {
-      het_status st = vt->get_device_info(devices[d].state, &info[d]);
-      if (st != HET_OK)
-        return het_error_wrap(st, "provider '%s': device info", vt->name);
-    }
+    info[d] = devices[d].device->info;
     t->host_memory[d] = info[d].host_memory;
     t->link_bandwidth[d] = info[d].link_bandwidth;
     t->link_latency[d] = info[d].link_latency;
@@ -38,7 +31,7 @@ static het_status het_table_devices(const het_device *devices,
 }
 
 /* Pass 3: the estimate of node on device d (claimed). */
-static double het_table_estimate(const het_graph *g, const het_device *dev,
+static double het_table_estimate(const het_graph *g, const het_ep *dev,
                                  const het_device_info *info, int node) {
   double s = -1;
   if (dev->vt->estimate_cost) {
@@ -70,7 +63,7 @@ static double het_table_constrain(const het_constraints *c, int node, int d,
 
 /* Pass 5: the message for a node no device may run. */
 static het_status het_table_refusal(const het_graph *g, int node,
-                                    const het_device *devices, int n_devices,
+                                    const het_ep *devices, int n_devices,
                                     het_claim *const *claims) {
   char why[640];
   size_t used = 0;
@@ -86,7 +79,7 @@ static het_status het_table_refusal(const het_graph *g, int node,
                    g->nodes[node].name, g->nodes[node].op_type, why);
 }
 
-het_status het_cost_table_build(const het_graph *g, const het_device *devices,
+het_status het_cost_table_build(const het_graph *g, const het_ep *devices,
                                 int n_devices, het_claim *const *claims,
                                 const het_constraints *constraints,
                                 const double *measured,

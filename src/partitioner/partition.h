@@ -1,4 +1,4 @@
-/* partition.h — provider registry and node→provider assignment.
+/* partition.h — node→provider assignment and grouping into steps.
  * Invariants: every node of a partition has exactly one provider and a
  * reason; subgraphs list nodes in topological order and are contiguous
  * runs of g->order, so they cannot form cyclic dependencies.
@@ -10,19 +10,6 @@
 #include "core/ir.h"
 #include "hetrt/provider.h"
 
-/* The vtable of a provider compiled into this build.  Unknown names give
- * ERR_NOT_FOUND, known providers missing from the build ERR_NOT_BUILT;
- * both with a message naming the provider. */
-het_status het_registry_find(const char *name,
-                             const het_provider_vtable **out);
-
-/* The provider a device profile configures (its top-level `provider:`
- * key) into name (cap bytes).  Errors name the file and line. */
-het_status het_profile_provider(const char *path, char *name, size_t cap);
-
-/* Comma-separated names of the built providers (static string). */
-const char *het_registry_built_names(void);
-
 /* What a node of the partitioned graph is. */
 typedef enum het_step_kind {
   HET_STEP_COMPUTE = 0,       /* a model node run by its provider */
@@ -32,6 +19,8 @@ typedef enum het_step_kind {
   HET_STEP_CAST_STATIC = 4,
   HET_STEP_LAYOUT = 5,        /* a boundary NCHW<->NHWC change (host side) */
   HET_STEP_LAYOUT_STATIC = 6,
+  HET_STEP_CONTROL = 7,       /* If/Loop/Scan, run by the host; its bodies
+                                 are partitioned as graphs of their own */
 } het_step_kind;
 
 /* Static steps prepare initializers once; the base kind drops that. */
@@ -66,7 +55,7 @@ typedef struct het_partition {
 /* Assigns provider[node] = first claiming provider (priority order);
  * fails naming any node nobody claims.  claims: [provider][node]. */
 het_status het_partition_first_claim(const het_graph *g,
-                                     const het_device *providers,
+                                     const het_ep *providers,
                                      int n_providers,
                                      het_claim *const *claims,
                                      het_arena *arena, het_partition *out);
@@ -78,7 +67,7 @@ het_status het_partition_group(const het_graph *g, het_arena *arena,
                                het_partition *p);
 
 het_status het_partition_priority(const het_graph *g,
-                                  const het_device *providers,
+                                  const het_ep *providers,
                                   int n_providers, het_arena *arena,
                                   het_partition *out);
 

@@ -50,7 +50,7 @@ het_status het_partition_group(const het_graph *g, het_arena *arena,
 }
 
 static het_status het_refusal(const het_graph *g, int node,
-                              const het_device *providers, int n_providers,
+                              const het_ep *providers, int n_providers,
                               het_claim *const *claims) {
   char why[768];
   size_t used = 0;
@@ -66,7 +66,7 @@ static het_status het_refusal(const het_graph *g, int node,
 }
 
 het_status het_partition_first_claim(const het_graph *g,
-                                     const het_device *providers,
+                                     const het_ep *providers,
                                      int n_providers,
                                      het_claim *const *claims,
                                      het_arena *arena, het_partition *out) {
@@ -102,7 +102,7 @@ het_status het_partition_first_claim(const het_graph *g,
 }
 
 het_status het_partition_priority(const het_graph *g,
-                                  const het_device *providers,
+                                  const het_ep *providers,
                                   int n_providers, het_arena *arena,
                                   het_partition *out) {
   het_status st = HET_OK;

@@ -6,7 +6,7 @@
 #include <yaml.h>
 
 #include "core/status.h"
-#include "partitioner/partition.h"
+#include "providers/registry.h"
 
 /* Scans the top-level mapping for key; copies its scalar value. */
 static het_status het_yaml_top_scalar(yaml_parser_t *p, const char *path,

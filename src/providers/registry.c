@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "partitioner/partition.h"
+#include "providers/registry.h"
 #include "providers/cpu/cpu.h"
 #include "providers/emu/emu.h"
 

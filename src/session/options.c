@@ -1,4 +1,4 @@
-/* options.c — environment and session options (string key/value setters). */
+/* options.c — session options (string key/value setters). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,33 +6,13 @@
 #include "session/session.h"
 #include "core/status.h"
 
-het_status het_env_create(het_env **out) {
-  if (!out)
-    return het_error(HET_ERR_INVALID_ARGUMENT, "het_env_create: out is NULL");
-  het_env *env = calloc(1, sizeof *env);
-  if (!env)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot allocate env");
-  *out = env;
-  return HET_OK;
-}
-
-void het_env_destroy(het_env *env) { free(env); }
-
-const char *het_env_get_built_providers(const het_env *env) {
-  (void)env;
-  return het_registry_built_names();
-}
-
 static void het_options_clear_providers(het_session_options *o) {
   for (int i = 0; i < o->n_providers; i++)
     free(o->providers[i]);
   o->n_providers = 0;
 }
 
-het_status het_session_options_create(het_session_options **out) {
-  if (!out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_options_create: out is NULL");
+het_status het_session_options_create_impl(het_session_options **out) {
   het_session_options *o = calloc(1, sizeof *o);
   if (!o)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cannot allocate options");
@@ -42,7 +22,7 @@ het_status het_session_options_create(het_session_options **out) {
   return HET_OK;
 }
 
-void het_session_options_destroy(het_session_options *o) {
+void het_session_options_destroy_impl(het_session_options *o) {
   if (!o)
     return;
   het_options_clear_providers(o);
@@ -50,12 +30,9 @@ void het_session_options_destroy(het_session_options *o) {
   free(o);
 }
 
-het_status het_session_options_set_providers(het_session_options *o,
+het_status het_session_options_set_providers_impl(het_session_options *o,
                                              const char *const *names,
                                              size_t count) {
-  if (!o || (count && !names))
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_options_set_providers: NULL argument");
   if (count == 0 || count > HET_MAX_PROVIDERS)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "providers: %zu names given, expected 1..%d", count,
@@ -89,11 +66,8 @@ het_status het_session_options_set_providers(het_session_options *o,
   return HET_OK;
 }
 
-het_status het_session_options_set_threads(het_session_options *o,
+het_status het_session_options_set_threads_impl(het_session_options *o,
                                            int threads) {
-  if (!o)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_options_set_threads: options is NULL");
   if (threads < 1 || threads > 1024)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "threads: %d is outside 1..1024", threads);
@@ -121,14 +95,11 @@ static het_status het_options_set_provider_list(het_session_options *o,
   if (n > HET_MAX_PROVIDERS)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "providers: more than %d names", HET_MAX_PROVIDERS);
-  return het_session_options_set_providers(o, names, n);
+  return het_session_options_set_providers_impl(o, names, n);
 }
 
-het_status het_session_options_set(het_session_options *o, const char *key,
+het_status het_session_options_set_impl(het_session_options *o, const char *key,
                                    const char *value) {
-  if (!o || !key || !value)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_options_set: NULL argument");
   if (strcmp(key, "providers") == 0)
     return het_options_set_provider_list(o, value);
   if (strcmp(key, "threads") == 0) {

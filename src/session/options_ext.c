@@ -177,18 +177,18 @@ static het_status het_add_rule(het_session_options *o, het_rule_kind kind,
   return HET_OK;
 }
 
-het_status het_session_options_pin(het_session_options *o, const char *node,
+het_status het_session_options_pin_impl(het_session_options *o, const char *node,
                                    const char *provider) {
   return het_add_rule(o, HET_RULE_PIN, node, provider, 1.0);
 }
 
-het_status het_session_options_forbid(het_session_options *o,
+het_status het_session_options_forbid_impl(het_session_options *o,
                                       const char *node,
                                       const char *provider) {
   return het_add_rule(o, HET_RULE_FORBID, node, provider, 1.0);
 }
 
-het_status het_session_options_prefer(het_session_options *o,
+het_status het_session_options_prefer_impl(het_session_options *o,
                                       const char *node, const char *provider,
                                       double factor) {
   if (!(factor > 0) || factor > 1e6)
@@ -199,7 +199,7 @@ het_status het_session_options_prefer(het_session_options *o,
   return het_add_rule(o, HET_RULE_PREFER, node, provider, factor);
 }
 
-het_status het_session_options_set_memory_budget(het_session_options *o,
+het_status het_session_options_set_memory_budget_impl(het_session_options *o,
                                                  const char *provider,
                                                  size_t bytes) {
   char text[32];

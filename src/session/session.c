@@ -1,43 +1,31 @@
 /* session.c — session creation (load → infer → providers → partition →
- * compile), destruction and the descriptive getters.
+ * compile → programs), destruction and the descriptive getters.
  */
 #include "session/session.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/infer.h"
 #include "core/status.h"
-#include "session/session_memory.h"
-#include "executor/run.h"
 #include "onnx/loader.h"
 
-void het_session_destroy(het_session *s) {
+void het_session_destroy_impl(het_session *s) {
   if (!s)
     return;
-  for (int i = 0; s->compiled && i < s->partition.n_subgraphs; i++) {
-    if (!s->compiled[i])
-      continue;
-    het_device *p = &s->providers[s->partition.subgraphs[i].provider];
-    if (p->vt->destroy_compiled)
-      p->vt->destroy_compiled(p->state, s->compiled[i]);
-  }
-  for (int v = 0; s->placed && v < s->graph->n_values; v++)
-    het_tensor_destroy(s->placed[v]);
+  het_session_builds_destroy(s);
+  het_stream_pool_destroy(s->streams);
   het_measure_destroy(s);
-  het_session_memory_forget(s);
-  for (int i = 0; i < s->n_providers; i++)
-    if (s->providers[i].vt->destroy)
-      s->providers[i].vt->destroy(s->providers[i].state);
-  free(s->compiled);
-  free(s->uses);
-  free(s->inputs);
+  het_session_remove_providers(s);
+  free(s->builds);
   het_graph_destroy(s->graph);
   het_arena_deinit(&s->arena);
   free(s);
 }
 
-static het_status het_session_finish(het_graph *g, const char *model,
+static het_status het_session_finish(het_env *env, het_graph *g,
+                                     const char *model,
                                      const het_session_options *o,
                                      het_session **out) {
   het_session *s = calloc(1, sizeof *s);
@@ -45,50 +33,45 @@ static het_status het_session_finish(het_graph *g, const char *model,
     het_graph_destroy(g);
     return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   }
+  s->env = env;
   s->graph = g;
   het_arena_init(&s->arena);
   s->model = het_arena_strdup(&s->arena, model);
   het_status st = s->model ? het_session_build(s, o)
                            : het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   if (st != HET_OK) {
-    het_session_destroy(s);
+    het_session_destroy_impl(s);
     return st;
   }
   *out = s;
   return HET_OK;
 }
 
-het_status het_session_create(het_env *env, const char *path,
+het_status het_session_create_impl(het_env *env, const char *path,
                               const het_session_options *o,
                               het_session **out) {
   het_graph *g;
-  if (!env || !path || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_create: NULL argument");
   HET_TRY(het_onnx_load_file(path, &g));
-  het_status st = het_session_finish(g, path, o, out);
+  het_status st = het_session_finish(env, g, path, o, out);
   if (st != HET_OK)
     het_error_wrap(st, "%s", path);
   return st;
 }
 
-het_status het_session_create_from_memory(het_env *env, const void *data,
+het_status het_session_create_from_memory_impl(het_env *env, const void *data,
                                           size_t size,
                                           const het_session_options *o,
                                           het_session **out) {
   het_graph *g;
-  if (!env || !data || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_create_from_memory: NULL argument");
   HET_TRY(het_onnx_load_memory(data, size, NULL, "<memory>", &g));
-  return het_session_finish(g, "<memory>", o, out);
+  return het_session_finish(env, g, "<memory>", o, out);
 }
 
-size_t het_session_get_input_count(const het_session *s) {
-  return s ? (size_t)s->n_inputs : 0;
+size_t het_session_get_input_count_impl(const het_session *s) {
+  return s ? (size_t)s->top.prog.n_params : 0;
 }
 
-size_t het_session_get_output_count(const het_session *s) {
+size_t het_session_get_output_count_impl(const het_session *s) {
   return s ? (size_t)s->graph->n_outputs : 0;
 }
 
@@ -103,50 +86,45 @@ static void het_describe(const het_value *v, het_value_desc *out) {
   }
 }
 
-het_status het_session_get_input(const het_session *s, size_t index,
+het_status het_session_get_input_impl(const het_session *s, size_t index,
                                  het_value_desc *out) {
-  if (!s || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_get_input: NULL argument");
-  if (index >= (size_t)s->n_inputs)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "input index %zu out of range (%d inputs)", index,
-                     s->n_inputs);
-  het_describe(&s->graph->values[s->inputs[index]], out);
+  het_describe(&s->graph->values[s->top.prog.params[index]], out);
   return HET_OK;
 }
 
-het_status het_session_get_output(const het_session *s, size_t index,
+het_status het_session_get_output_impl(const het_session *s, size_t index,
                                   het_value_desc *out) {
-  if (!s || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_get_output: NULL argument");
-  if (index >= (size_t)s->graph->n_outputs)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "output index %zu out of range (%d outputs)", index,
-                     s->graph->n_outputs);
   het_describe(&s->graph->values[s->graph->outputs[index]], out);
   return HET_OK;
 }
 
-size_t het_session_get_node_count(const het_session *s) {
-  return s ? (size_t)s->graph->n_nodes : 0;
+size_t het_session_get_node_count_impl(const het_session *s) {
+  return s ? (size_t)s->n_nodes_total : 0;
 }
 
-het_status het_session_get_placement(const het_session *s, size_t index,
+het_status het_session_get_placement_impl(const het_session *s, size_t index,
                                      het_node_placement *out) {
-  if (!s || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_get_placement: NULL argument");
-  if (index >= (size_t)s->graph->n_nodes)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "node index %zu out of range (%d nodes)", index,
-                     s->graph->n_nodes);
-  int node = s->graph->order[index];
-  out->name = s->graph->nodes[node].name;
-  out->op_type = s->graph->nodes[node].op_type;
-  int prov = s->partition.provider[node];
+  /* in each build's execution order; bodies after the graph holding them */
+  size_t k = index;
+  const het_graph_build *b = NULL;
+  for (int i = 0; i < s->n_builds; i++) {
+    b = s->builds[i];
+    if (k < (size_t)b->prog.graph->n_nodes)
+      break;
+    k -= (size_t)b->prog.graph->n_nodes;
+  }
+  const het_graph *g = b->prog.graph;
+  int node = g->order[k];
+  out->name = het_session_node_name(s, b, node);
+  out->op_type = g->nodes[node].op_type;
+  int prov = b->partition.provider[node];
   out->provider = prov >= 0 ? s->providers[prov].vt->name : "host";
-  out->reason = s->partition.reason[node];
+  out->reason = b->partition.reason[node];
   return HET_OK;
+}
+
+const char *het_session_node_name(const het_session *s,
+                                  const het_graph_build *b, int node) {
+  (void)s;
+  return b->names ? b->names[node] : b->prog.graph->nodes[node].name;
 }

@@ -1,22 +1,41 @@
 /* session.h — the objects behind het_env, het_session_options and
- * het_session.  Invariant: a session is immutable after creation, which is
- * what makes het_session_run safe from several threads.
+ * het_session, and the session layer's internal entry points.  A session
+ * is a tree of graph builds (the model's graph and, for every If, Loop and
+ * Scan, its bodies), each partitioned, compiled and turned into an
+ * executor program; plans are made per signature by the executor.
+ * Invariant: a session is immutable after creation (plans and
+ * measurements are internally locked), which is what makes
+ * het_session_run safe from several threads.
  */
-#ifndef HET_API_SESSION_H
-#define HET_API_SESSION_H
+#ifndef HET_SESSION_SESSION_H
+#define HET_SESSION_SESSION_H
+
+#include <pthread.h>
 
 #include "core/ir.h"
-#include "executor/streams.h"
+#include "executor/program.h"
 #include "partitioner/cost.h"
 #include "partitioner/partition.h"
 
-
-struct het_env {
-  int reserved;
-};
-
 #define HET_MAX_PROVIDERS 8
 #define HET_MAX_PROFILES 8
+#define HET_ENV_MAX_DEVICES 32
+#define HET_ENV_MAX_REGISTERED 16
+
+/* A device an env opened (ABI 3 providers), shared by its sessions. */
+typedef struct het_env_device {
+  het_device dev;
+  char *profile;  /* the profile it was opened with, or NULL */
+  int sessions;   /* sessions using it */
+} het_env_device;
+
+struct het_env {
+  pthread_mutex_t lock;
+  int n_devices;
+  het_env_device devices[HET_ENV_MAX_DEVICES];
+  int n_registered;
+  const het_provider_vtable *registered[HET_ENV_MAX_REGISTERED];
+};
 
 typedef enum het_rule_kind {
   HET_RULE_PIN,
@@ -60,80 +79,107 @@ struct het_session_options {
   het_kv *budgets;        /* provider name → bytes (decimal text) */
 };
 
+/* One graph of the session (the model's, or a body) from partition to
+ * program.  prog comes first: programs are cast back to their build. */
+typedef struct het_graph_build {
+  het_program prog;
+  het_partition partition;  /* after boundary insertion */
+  int n_model_nodes;        /* nodes before boundary insertion */
+  het_cost_table cost;
+  int *prio_assign, *cost_assign; /* per model node */
+  double est_priority, est_cost;
+  const char *prefix;       /* "" or "If_0/then_branch/": report names */
+  const char **names;       /* per node: prefix + name (NULL for the
+                               model's graph: the names themselves) */
+} het_graph_build;
+
 struct het_session {
+  het_env *env;
   het_graph *graph;
   het_arena arena;
   const char *model;  /* path or "<memory>" */
   int n_providers;
-  het_device providers[HET_MAX_PROVIDERS];
-  het_device_info info[HET_MAX_PROVIDERS];
+  het_ep providers[HET_MAX_PROVIDERS];
+  het_env_device *env_dev[HET_MAX_PROVIDERS]; /* NULL: legacy (own) */
+  het_device own_dev[HET_MAX_PROVIDERS];      /* ABI 1-2 providers' */
   bool host_memory[HET_MAX_PROVIDERS];
-  het_partition partition;
-  void **compiled;    /* per subgraph (NULL for copy steps) */
-  int *uses;          /* per value: consumer count, -1 = keep for the run */
-  int *inputs;        /* value ids a caller may bind (graph inputs) */
-  int n_inputs;
-  het_tensor **placed; /* per value: initializer copy placed on a device */
-  /* The placement report's inputs (see session_explain.c). */
+  het_stream_layout layout;
+  struct het_stream_pool *streams;
+  het_graph_build top;
+  int n_builds;
+  het_graph_build **builds; /* every build; builds[0] is &top; a build's
+                               node ids start at its prog.node_base */
+  int n_nodes_total;        /* nodes of every build */
   bool use_priority;
-  int n_model_nodes;  /* nodes before boundary insertion */
-  het_cost_table cost;
-  int *prio_assign, *cost_assign; /* per model node */
-  double est_priority, est_cost;
   int n_warnings;
   const char *warnings[HET_MAX_PROVIDERS];
-  /* Per-node measurements (session_measure.c), when measure=true. */
-  struct het_measure *measure;
-  /* executor=streams: the steps' streams and events (session_streams.c);
-   * n_steps == 0 when runs are sequential. */
-  het_stream_plan streams;
-  uint64_t plan_fp;   /* het_session_memory_check: the memory plans' key
-                         besides input shapes (0 until then) */
+  struct het_measure *measure; /* session_measure.c, when measure/trace */
 };
 
-/* session_streams.c: the stream plan (executor=streams) and its run. */
-het_status het_session_plan_streams(het_session *s);
-het_status het_session_run_streams(het_session *s, het_run_ctx *ctx);
-/* session_run.c: runs step i of the partition (compute or boundary). */
-het_status het_run_step(het_session *s, het_run_ctx *ctx, int i);
+/* ---- session_providers.c ---- */
+/* Creates the session's provider instances on their devices (opened in
+ * s->env), honouring strict / non-strict. */
+het_status het_session_add_providers(het_session *s,
+                                     const het_session_options *o);
+void het_session_remove_providers(het_session *s);
 
-/* session_explain.c: bytes of v from its load-time shape (unknown dims
- * count 1, unknown rank 0), for reports and traces. */
+/* ---- session_build.c ---- */
+/* Everything between a loaded graph and a runnable session. */
+het_status het_session_build(het_session *s, const het_session_options *o);
+/* Frees what the builds own (compiled subgraphs, placed tensors). */
+void het_session_builds_destroy(het_session *s);
+/* Node node of build b as reports and node-times files name it: the
+ * node's name after its body's path ("If_0/then_branch/conv"). */
+const char *het_session_node_name(const het_session *s,
+                                  const het_graph_build *b, int node);
+/* The build and node of session-wide node id; NULL when out of range. */
+const het_graph_build *het_session_node(const het_session *s, int id,
+                                        int *node);
+
+/* ---- session_plan.c: the plan of the model's static signature ---- */
+/* The plan for the model's load-time input shapes when they are all
+ * concrete, else (latest) the plan of the most recent run; referenced
+ * (het_plan_put).  ERR_SHAPE when there is none. */
+struct het_plan;
+het_status het_session_plan_for_report(const het_session *s, bool latest,
+                                       struct het_plan **out);
+/* At session creation: with static input shapes, builds that plan (it is
+ * cached for the runs) and fails with ERR_CAPACITY, naming the device and
+ * the bytes, when a device cannot hold it. */
+het_status het_session_plan_check(het_session *s);
+
+/* ---- session_explain.c ---- */
+/* Bytes of v from its load-time shape (unknown dims count 1, unknown
+ * rank 0), for reports and traces. */
 double het_value_bytes(const het_value *v);
 
-/* session_measure.c: per-node timing of runs and the node-times file. */
+/* ---- session_measure.c: per-node timing of runs and node times ---- */
 #define HET_TRACE_MAX_EVENTS 2000000
 typedef struct het_trace_event {
-  int node;
+  int node;         /* session-wide node id */
   long run;         /* index of the traced run */
   double t0, t1;    /* seconds since the session was created */
 } het_trace_event;
 het_status het_measure_create(het_session *s, bool times, bool trace);
-/* A copy of the trace (caller frees *events). */
 het_status het_measure_snapshot(het_session *s, het_trace_event **events,
                                 size_t *n, long *runs);
 void het_measure_destroy(het_session *s);
-het_status het_measure_begin(het_session *s, het_run_ctx *ctx);
-void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st);
-/* Reads a node-times file into per-node seconds and provider indices
- * (entries for unknown nodes or providers are ignored; malformed lines
- * are errors naming the line).  Arrays from s->arena, NaN = not measured. */
-het_status het_measure_load(het_session *s, const char *path,
-                            double **seconds, int **device);
+/* Starts recording one run into rec (NULL record when measurement is
+ * off); *run must be handed to het_measure_end. */
+struct het_run_rec;
+het_status het_measure_begin(het_session *s, het_exec_recorder *rec,
+                             struct het_run_rec **run);
+void het_measure_end(het_session *s, struct het_run_rec *run, het_status st);
+/* Reads a node-times file into per-node seconds and provider indices of
+ * build b (entries for unknown nodes or providers are ignored; malformed
+ * lines are errors naming the line).  Arrays from s->arena, NaN = not
+ * measured. */
+het_status het_measure_load(het_session *s, const het_graph_build *b,
+                            const char *path, double **seconds, int **device);
 
-/* session_build.c: everything between a loaded graph and a runnable
- * session (providers, constraints, assignment, boundaries, compile). */
-het_status het_session_build(het_session *s, const het_session_options *o);
-
-/* options_ext.c: the extended keys of het_session_options_set. */
+/* ---- options_ext.c: the extended keys of het_session_options_set ---- */
 het_status het_options_set_ext(het_session_options *o, const char *key,
                                const char *value, bool *handled);
 void het_options_ext_clear(het_session_options *o);
-
-/* Runs the session (see het_session_run) — in session_run.c. */
-het_status het_session_execute(het_session *s, const char *const *in_names,
-                               het_tensor *const *inputs, size_t n_in,
-                               const char *const *out_names, size_t n_out,
-                               het_tensor **outputs);
 
 #endif

@@ -1,25 +1,26 @@
-/* session_build.c — from a loaded graph to a runnable session.
- * Pass 1 infers shapes, rewrites the graph (optimizer) and creates
- * providers; pass 2 collects claims and applies pinned/forbidden
- * constraints to them; pass 3 assigns (priority,
- * then cost unless asked for priority); pass 4 inserts boundary copies;
- * pass 5 compiles compute steps and places initializer copies once.
+/* session_build.c — from a loaded graph to a runnable session.  Pass 1
+ * infers shapes, rewrites the graph (optimizer) and creates providers;
+ * then every graph of the model, bodies first (session_program.c), goes
+ * through: 2. claims (If/Loop/Scan are the host's: their bodies were
+ * partitioned already) with pinned/forbidden constraints applied; 3.
+ * assignment (priority, then cost unless asked for priority); 4. boundary
+ * copies (with the values control flow captures); 5. compilation of the
+ * compute steps and placement of initializer copies, once.  Last, the
+ * executor programs are numbered and the static signature is planned.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/session.h"
-#include "session/session_memory.h"
 #include "core/infer.h"
 #include "core/status.h"
+#include "executor/plan.h"
 #include "optimizer/optimizer.h"
-#include "executor/run.h"
+#include "session/session_build.h"
 #include "transfer/boundary.h"
-
-het_status het_session_add_providers(het_session *s,
-                                     const het_session_options *o);
+#include "transfer/convert.h"
+#include "transfer/copy.h"
 
 static int het_provider_index(const het_session *s, const char *name) {
   for (int i = 0; i < s->n_providers; i++)
@@ -28,31 +29,33 @@ static int het_provider_index(const het_session *s, const char *name) {
   return -1;
 }
 
-static int het_node_by_name(const het_graph *g, const char *name) {
-  for (int n = 0; n < g->n_nodes; n++)
-    if (strcmp(g->nodes[n].name, name) == 0)
-      return n;
-  return -1;
-}
-
-/* Turns the options' rules and budgets into a het_constraints. */
-static het_status het_resolve_constraints(het_session *s,
-                                          const het_session_options *o,
+/* Pass 2a: the options' rules and budgets for graph b (rule names are
+ * matched against b's nodes with its report prefix). */
+static het_status het_resolve_constraints(het_build_ctx *x,
+                                          het_graph_build *b,
                                           het_constraints *c) {
+  het_session *s = x->s;
+  const het_session_options *o = x->o;
+  const het_graph *g = b->prog.graph;
   memset(c, 0, sizeof *c);
   if (!o || (!o->n_rules && !o->n_budgets))
     return HET_OK;
-  const het_graph *g = s->graph;
   c->nodes = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
                               sizeof *c->nodes);
   if (!c->nodes)
     return het_error(HET_ERR_OUT_OF_MEMORY, "constraints: out of memory");
+  size_t plen = strlen(b->prefix);
   for (int i = 0; i < o->n_rules; i++) {
     const het_node_rule *r = &o->rules[i];
-    int n = het_node_by_name(g, r->node);
+    if (strncmp(r->node, b->prefix, plen) != 0)
+      continue;
+    int n = -1;
+    for (int k = 0; k < g->n_nodes && n < 0; k++)
+      if (strcmp(g->nodes[k].name, r->node + plen) == 0)
+        n = k;
     if (n < 0)
-      return het_error(HET_ERR_INVALID_ARGUMENT,
-                       "placement constraint: no node named '%s'", r->node);
+      continue;
+    x->rule_hits[i]++;
     int p = het_provider_index(s, r->provider);
     if (p < 0)
       return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -77,28 +80,39 @@ static het_status het_resolve_constraints(het_session *s,
   return HET_OK;
 }
 
-/* Claims per provider with pinned/forbidden applied (reasons say so). */
-static het_status het_collect_claims(het_session *s, const het_constraints *c,
+/* Pass 2b: claims per provider, control flow given to host-memory
+ * providers, pinned/forbidden applied (reasons say so). */
+static het_status het_collect_claims(het_session *s, het_graph_build *b,
+                                     const het_constraints *c,
                                      het_claim **claims) {
-  const het_graph *g = s->graph;
+  const het_graph *g = b->prog.graph;
   for (int p = 0; p < s->n_providers; p++) {
     claims[p] = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
                                  sizeof **claims);
     if (!claims[p])
       return het_error(HET_ERR_OUT_OF_MEMORY, "claims: out of memory");
-    het_device *d = &s->providers[p];
+    het_ep *d = &s->providers[p];
     HET_TRY(d->vt->get_capability(d->state, g, claims[p]));
-    for (int n = 0; c->nodes && n < g->n_nodes; n++) {
+    for (int n = 0; n < g->n_nodes; n++) {
+      het_claim *cl = &claims[p][n];
+      if (b->prog.n_bodies[n]) {
+        cl->claimed = s->host_memory[p];
+        snprintf(cl->reason, sizeof cl->reason, "%s",
+                 cl->claimed ? "control flow: the host runs it"
+                             : "control flow runs on the host");
+      }
+      if (!c->nodes)
+        continue;
       const het_node_constraint *nc = &c->nodes[n];
       bool banned = (nc->forbidden >> p) & 1u;
       bool unpinned = nc->pinned && !((nc->pinned >> p) & 1u);
       if (banned || unpinned) {
-        claims[p][n].claimed = false;
-        snprintf(claims[p][n].reason, sizeof claims[p][n].reason, "%s",
+        cl->claimed = false;
+        snprintf(cl->reason, sizeof cl->reason, "%s",
                  banned ? "forbidden by a placement constraint"
                         : "node is pinned to another provider");
-      } else if (nc->pinned && claims[p][n].claimed) {
-        snprintf(claims[p][n].reason, sizeof claims[p][n].reason,
+      } else if (nc->pinned && cl->claimed) {
+        snprintf(cl->reason, sizeof cl->reason,
                  "pinned by a placement constraint");
       }
     }
@@ -107,11 +121,11 @@ static het_status het_collect_claims(het_session *s, const het_constraints *c,
 }
 
 /* Reason for a cost-chosen node: its estimate here and elsewhere. */
-static const char *het_cost_reason(het_session *s, het_claim **claims, int n,
-                                   int chosen) {
+static const char *het_cost_reason(het_session *s, het_graph_build *b,
+                                   het_claim **claims, int n, int chosen) {
   char why[256];
   size_t used = 0;
-  const het_cost_table *t = &s->cost;
+  const het_cost_table *t = &b->cost;
   used += (size_t)snprintf(why, sizeof why, "cost: %.3g us here",
                            t->node_time[n * t->n_devices + chosen] * 1e6);
   for (int p = 0; p < s->n_providers && used < sizeof why; p++) {
@@ -126,157 +140,277 @@ static const char *het_cost_reason(het_session *s, het_claim **claims, int n,
                                "; %s: %.3g us", s->providers[p].vt->name,
                                v * 1e6);
   }
-  if (used < sizeof why && s->cost_assign[n] != s->prio_assign[n])
+  if (used < sizeof why && b->cost_assign[n] != b->prio_assign[n])
     snprintf(why + used, sizeof why - used,
              " (moved from %s: fewer copies or faster)",
-             s->providers[s->prio_assign[n]].vt->name);
+             s->providers[b->prio_assign[n]].vt->name);
   return het_arena_strdup(&s->arena, why);
 }
 
-static het_status het_assign(het_session *s, const het_session_options *o,
+/* A control-flow node's estimate: its bodies' (If: the slower branch). */
+static void het_control_costs(het_graph_build *b) {
+  het_cost_table *t = &b->cost;
+  for (int n = 0; n < b->prog.graph->n_nodes; n++) {
+    if (!b->prog.n_bodies[n])
+      continue;
+    double sec = 0;
+    for (int k = 0; k < b->prog.n_bodies[n]; k++) {
+      const het_graph_build *child = (const het_graph_build *)
+          b->prog.bodies[n][k];
+      double e = child->est_cost;
+      sec = isfinite(e) && e > sec ? e : sec;
+    }
+    for (int d = 0; d < t->n_devices; d++)
+      if (isfinite(t->node_time[n * t->n_devices + d]))
+        t->node_time[n * t->n_devices + d] = sec;
+  }
+}
+
+/* Pass 3: assignment. */
+static het_status het_assign(het_build_ctx *x, het_graph_build *b,
                              const het_constraints *c, het_claim **claims) {
-  het_graph *g = s->graph;
-  het_partition *p = &s->partition;
+  het_session *s = x->s;
+  const het_session_options *o = x->o;
+  het_graph *g = b->prog.graph;
+  het_partition *p = &b->partition;
   HET_TRY(het_partition_first_claim(g, s->providers, s->n_providers, claims,
                                     &s->arena, p));
-  s->n_model_nodes = g->n_nodes;
-  s->prio_assign = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1, sizeof(int));
-  s->cost_assign = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1, sizeof(int));
-  if (!s->prio_assign || !s->cost_assign)
+  b->n_model_nodes = g->n_nodes;
+  b->prio_assign = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
+                                    sizeof(int));
+  b->cost_assign = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
+                                    sizeof(int));
+  if (!b->prio_assign || !b->cost_assign)
     return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
-  memcpy(s->prio_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
+  memcpy(b->prio_assign, p->provider, (size_t)g->n_nodes * sizeof(int));
   double *measured = NULL;
   int *measured_dev = NULL;
   if (o && o->node_times)
-    HET_TRY(het_measure_load(s, o->node_times, &measured, &measured_dev));
+    HET_TRY(het_measure_load(s, b, o->node_times, &measured, &measured_dev));
   HET_TRY(het_cost_table_build(g, s->providers, s->n_providers, claims, c,
-                               measured, measured_dev, &s->arena, &s->cost));
-  HET_TRY(het_assign_cost(&s->cost, s->prio_assign, s->cost_assign));
-  s->est_priority = het_cost_evaluate(&s->cost, s->prio_assign);
-  s->est_cost = het_cost_evaluate(&s->cost, s->cost_assign);
-  s->use_priority = o && o->use_priority;
-  if (s->use_priority)
-    return HET_OK;
+                               measured, measured_dev, &s->arena, &b->cost));
+  het_control_costs(b);
+  HET_TRY(het_assign_cost(&b->cost, b->prio_assign, b->cost_assign));
+  b->est_priority = het_cost_evaluate(&b->cost, b->prio_assign);
+  b->est_cost = het_cost_evaluate(&b->cost, b->cost_assign);
+  if (!s->use_priority)
+    for (int n = 0; n < g->n_nodes; n++) {
+      p->provider[n] = b->cost_assign[n];
+      p->reason[n] = het_cost_reason(s, b, claims, n, b->cost_assign[n]);
+      if (!p->reason[n])
+        return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+    }
+  /* Control flow is the host's: its step runs on no provider. */
+  for (int n = 0; n < g->n_nodes; n++)
+    if (b->prog.n_bodies[n]) {
+      p->provider[n] = -1;
+      p->kind[n] = HET_STEP_CONTROL;
+      p->reason[n] = "control flow: the host runs it; its bodies are "
+                     "partitioned on their own (listed after it)";
+    }
+  return HET_OK;
+}
+
+/* Pass 4: boundary copies; control flow reads its bodies' captured values
+ * in host memory, and the bodies bind the host versions. */
+static het_status het_insert_boundaries(het_session *s, het_graph_build *b) {
+  het_graph *g = b->prog.graph;
+  int nd = s->n_providers;
+  het_device_info info[HET_MAX_PROVIDERS];
+  bool direct[HET_MAX_PROVIDERS * HET_MAX_PROVIDERS] = {false};
+  for (int a = 0; a < nd; a++) {
+    info[a] = s->providers[a].device->info;
+    for (int c = 0; c < nd; c++) {
+      const het_device *da = s->providers[a].device;
+      const het_device *dc = s->providers[c].device;
+      direct[a * nd + c] =
+          a != c && !s->host_memory[a] && !s->host_memory[c] &&
+          (het_ep_can_copy(&s->providers[c], da, dc) ||
+           het_ep_can_copy(&s->providers[a], da, dc));
+    }
+  }
+  het_boundary_reads extra = {0};
+  extra.n = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1, sizeof(int));
+  extra.ids = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
+                               sizeof(int *));
+  if (!extra.n || !extra.ids)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
   for (int n = 0; n < g->n_nodes; n++) {
-    p->provider[n] = s->cost_assign[n];
-    p->reason[n] = het_cost_reason(s, claims, n, s->cost_assign[n]);
-    if (!p->reason[n])
-      return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+    int total = 0;
+    for (int k = 0; k < b->prog.n_bodies[n]; k++)
+      total += b->prog.bodies[n][k]->n_outer;
+    extra.ids[n] = het_arena_calloc(&s->arena, (size_t)total + 1, sizeof(int));
+    if (!extra.ids[n])
+      return het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
+    for (int k = 0; k < b->prog.n_bodies[n]; k++) {
+      const het_program *body = b->prog.bodies[n][k];
+      for (int c = 0; c < body->n_outer; c++)
+        extra.ids[n][extra.n[n]++] = body->outer_src[c];
+    }
+  }
+  HET_TRY(het_boundary_insert(g, s->providers, info, s->host_memory, direct,
+                              &extra, &s->arena, &b->partition));
+  for (int n = 0; n < b->n_model_nodes; n++) {
+    int at = 0;
+    for (int k = 0; k < b->prog.n_bodies[n]; k++) {
+      het_program *body = b->prog.bodies[n][k];
+      for (int c = 0; c < body->n_outer; c++)
+        body->outer_src[c] = extra.ids[n][at++];
+    }
   }
   return HET_OK;
 }
 
 /* Only static boundary steps read value v (so it is not needed at run
  * time once they have run). */
-static bool het_only_static_readers(const het_session *s, int v) {
-  const het_graph *g = s->graph;
+static bool het_only_static_readers(const het_graph_build *b, int v) {
+  const het_graph *g = b->prog.graph;
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] == v &&
-          !het_step_is_static((het_step_kind)s->partition.kind[n]))
+          !het_step_is_static((het_step_kind)b->partition.kind[n]))
         return false;
   return !(g->values[v].flags & HET_VALUE_GRAPH_OUTPUT);
 }
 
-/* Runs the static boundary steps (initializer casts, layouts, copies)
- * once, in order; run-time readers find their results placed. */
-static het_status het_place_initializers(het_session *s) {
-  het_graph *g = s->graph;
-  het_partition *p = &s->partition;
-  s->placed = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
-                               sizeof *s->placed);
-  if (!s->placed)
+/* One static boundary step (an initializer's copy, cast or layout). */
+static het_status het_place_one(het_session *s, het_graph_build *b, int n,
+                                const het_tensor *src, het_tensor *dst) {
+  const het_node *node = &b->prog.graph->nodes[n];
+  het_step_kind kind = het_step_base((het_step_kind)b->partition.kind[n]);
+  int to = b->partition.provider[n];
+  int64_t conv = het_node_attr_int(node, "to", 0);
+  if (kind == HET_STEP_COPY)
+    return het_transfer_copy(s->providers, s->n_providers, src,
+                             to >= 0 ? s->providers[to].device : NULL, dst);
+  if (kind == HET_STEP_CAST)
+    return het_transfer_cast(src, (het_dtype)conv, dst);
+  return het_transfer_layout(src, conv != 0, dst);
+}
+
+/* Pass 5b: runs the static boundary steps once, in order; run-time
+ * readers find their results placed. */
+static het_status het_place_initializers(het_session *s, het_graph_build *b) {
+  het_graph *g = b->prog.graph;
+  het_tensor **placed = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
+                                         sizeof *placed);
+  if (!placed)
     return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
+  b->prog.placed = placed;
   for (int k = 0; k < g->n_nodes; k++) {
     int n = g->order[k];
-    het_step_kind kind = (het_step_kind)p->kind[n];
-    if (!het_step_is_static(kind))
+    if (!het_step_is_static((het_step_kind)b->partition.kind[n]))
       continue;
     const het_node *node = &g->nodes[n];
     int in = node->inputs[0];
-    const het_tensor *src = s->placed[in] ? s->placed[in]
-                                          : g->values[in].initializer;
+    const het_tensor *src = placed[in] ? placed[in] : g->values[in].initializer;
     het_tensor *dst = calloc(1, sizeof *dst);
     if (!dst)
       return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
-    const het_device *to = p->provider[n] >= 0 ? &s->providers[p->provider[n]]
-                                               : NULL;
-    het_status st = het_boundary_run(het_step_base(kind), node, src, to, dst);
+    het_status st = het_place_one(s, b, n, src, dst);
     if (st != HET_OK) {
       het_tensor_destroy(dst);
-      return het_error_wrap(st, "preparing initializer '%s'",
-                            g->values[in].name);
+      return het_error_wrap(st, "preparing initializer '%s' (%s)",
+                            g->values[in].name, node->name);
     }
-    s->placed[node->outputs[0]] = dst;
+    placed[node->outputs[0]] = dst;
   }
   for (int v = 0; v < g->n_values; v++)
-    if (s->placed[v] && het_only_static_readers(s, v)) {
-      het_tensor_destroy(s->placed[v]);
-      s->placed[v] = NULL;
+    if (placed[v] && het_only_static_readers(b, v)) {
+      het_tensor_destroy(placed[v]);
+      placed[v] = NULL;
     }
   return HET_OK;
 }
 
-static het_status het_compile_steps(het_session *s) {
-  het_partition *p = &s->partition;
-  s->compiled = calloc((size_t)p->n_subgraphs + 1, sizeof(void *));
-  if (!s->compiled)
+/* Pass 5a: compiles the compute steps. */
+static het_status het_compile_steps(het_session *s, het_graph_build *b) {
+  het_partition *p = &b->partition;
+  b->prog.compiled = calloc((size_t)p->n_subgraphs + 1, sizeof(void *));
+  if (!b->prog.compiled)
     return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   for (int i = 0; i < p->n_subgraphs; i++) {
     het_subgraph *sg = &p->subgraphs[i];
     if (sg->kind != HET_STEP_COMPUTE)
       continue;
-    het_device *d = &s->providers[sg->provider];
-    HET_TRY(d->vt->compile(d->state, s->graph, sg->nodes, sg->n_nodes,
-                           &s->compiled[i]));
+    het_ep *d = &s->providers[sg->provider];
+    HET_TRY(d->vt->compile(d->state, b->prog.graph, sg->nodes, sg->n_nodes,
+                           &b->prog.compiled[i]));
   }
   return HET_OK;
 }
 
-/* Consumer counts per value: the run frees a value after its last use. */
-static het_status het_count_uses(het_session *s) {
-  het_graph *g = s->graph;
-  s->uses = calloc((size_t)g->n_values + 1, sizeof *s->uses);
-  s->inputs = calloc((size_t)g->n_inputs + 1, sizeof *s->inputs);
-  if (!s->uses || !s->inputs)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
-  for (int n = 0; n < g->n_nodes; n++)
-    for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] >= 0)
-        s->uses[g->nodes[n].inputs[i]]++;
-  for (int v = 0; v < g->n_values; v++)
-    if (g->values[v].flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_INITIALIZER |
-                              HET_VALUE_GRAPH_INPUT) ||
-        s->placed[v])
-      s->uses[v] = -1;
-  het_run_mark_outer_uses(g, s->uses);
-  for (int i = 0; i < g->n_inputs; i++)
-    if (!g->values[g->inputs[i]].initializer)
-      s->inputs[s->n_inputs++] = g->inputs[i];
-  return HET_OK;
+het_status het_build_graph(het_build_ctx *x, het_graph_build *b) {
+  het_session *s = x->s;
+  het_constraints c;
+  het_claim *claims[HET_MAX_PROVIDERS] = {0};
+  HET_TRY(het_resolve_constraints(x, b, &c));
+  HET_TRY(het_collect_claims(s, b, &c, claims));
+  HET_TRY(het_assign(x, b, &c, claims));
+  HET_TRY(het_insert_boundaries(s, b));
+  if (x->o && x->o->streams) { /* fine-grained steps: streams interleave */
+    b->partition.node_steps = true;
+    HET_TRY(het_partition_group(b->prog.graph, &s->arena, &b->partition));
+  }
+  b->prog.partition = &b->partition;
+  HET_TRY(het_compile_steps(s, b));
+  return het_place_initializers(s, b);
+}
+
+void het_session_builds_destroy(het_session *s) {
+  for (int k = 0; s->builds && k < s->n_builds; k++) {
+    het_graph_build *b = s->builds[k];
+    het_program *p = &b->prog;
+    het_program_deinit(p);
+    for (int i = 0; p->compiled && i < b->partition.n_subgraphs; i++) {
+      if (!p->compiled[i])
+        continue;
+      het_ep *d = &s->providers[b->partition.subgraphs[i].provider];
+      if (d->vt->destroy_compiled)
+        d->vt->destroy_compiled(d->state, p->compiled[i]);
+    }
+    free(p->compiled);
+    p->compiled = NULL;
+    for (int v = 0; p->placed && v < p->graph->n_values; v++)
+      het_tensor_destroy(p->placed[v]);
+    p->placed = NULL;
+  }
+}
+
+const het_graph_build *het_session_node(const het_session *s, int id,
+                                        int *node) {
+  for (int k = 0; k < s->n_builds; k++) {
+    const het_graph_build *b = s->builds[k];
+    if (id >= b->prog.node_base &&
+        id < b->prog.node_base + b->prog.graph->n_nodes) {
+      *node = id - b->prog.node_base;
+      return b;
+    }
+  }
+  return NULL;
 }
 
 het_status het_session_build(het_session *s, const het_session_options *o) {
-  het_constraints c;
-  het_claim *claims[HET_MAX_PROVIDERS] = {0};
   HET_TRY(het_graph_infer_shapes(s->graph));
   HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
   HET_TRY(het_session_add_providers(s, o));
-  HET_TRY(het_resolve_constraints(s, o, &c));
-  HET_TRY(het_collect_claims(s, &c, claims));
-  HET_TRY(het_assign(s, o, &c, claims));
-  HET_TRY(het_boundary_insert(s->graph, s->providers, s->info, s->host_memory,
-                              &s->arena, &s->partition));
-  if (o && o->streams) { /* fine-grained steps, so streams can interleave */
-    s->partition.node_steps = true;
-    HET_TRY(het_partition_group(s->graph, &s->arena, &s->partition));
+  s->use_priority = o && o->use_priority;
+  het_stream_layout_init(&s->layout, s->providers, s->n_providers,
+                         o && o->streams);
+  HET_TRY(het_stream_pool_create(&s->layout, s->providers, &s->streams));
+  het_build_ctx x = {.s = s, .o = o};
+  if (o && o->n_rules) {
+    x.rule_hits = het_arena_calloc(&s->arena, (size_t)o->n_rules, sizeof(int));
+    if (!x.rule_hits)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   }
-  HET_TRY(het_compile_steps(s));
-  HET_TRY(het_place_initializers(s));
+  HET_TRY(het_build_programs(&x));
+  for (int i = 0; o && i < o->n_rules; i++)
+    if (!x.rule_hits[i])
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "placement constraint: no node named '%s'",
+                       o->rules[i].node);
   if (o && (o->measure || o->trace))
     HET_TRY(het_measure_create(s, o->measure, o->trace));
-  HET_TRY(het_count_uses(s));
-  if (o && o->streams)
-    HET_TRY(het_session_plan_streams(s));
-  return het_session_memory_check(s);
+  return het_session_plan_check(s);
 }

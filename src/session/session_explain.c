@@ -1,21 +1,22 @@
-/* session_explain.c — fills the placement report (partitioner/explain.h)
- * from a built session and renders it (het_session_explain).
- * Planned peak memory per device comes from the memory planner
- * (session_memory.c: arena plus what lives outside it, shown next to the
- * sum of all intermediate sizes and the weights) when the input
- * shapes are static; with symbolic shapes it is estimated by walking the
- * execution order with load-time shapes (unknown dims count as 1): outputs
- * become live when produced and die after their last reader; initializers
- * and placed copies live throughout.
+/* session_explain.c — fills the placement report (report/explain.h)
+ * from a built session and renders it (het_session_explain).  Nodes come
+ * graph by graph: the model's, then every control-flow body (its nodes
+ * named after the body's path, "If_0/then_branch/conv").
+ * Planned peak memory per device comes from the model's plan for its
+ * static input shapes (arena plus what lives outside it, shown next to
+ * the sum of all intermediate sizes and the weights); with symbolic shapes
+ * it is estimated by walking the execution order with load-time shapes
+ * (unknown dims count as 1): outputs become live when produced and die
+ * after their last reader; initializers and placed copies live throughout.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/session.h"
-#include "session/session_memory.h"
 #include "core/status.h"
+#include "executor/plan.h"
 #include "report/explain.h"
+#include "session/session.h"
 #include "transfer/boundary.h"
 
 double het_value_bytes(const het_value *v) {
@@ -27,43 +28,58 @@ double het_value_bytes(const het_value *v) {
   return n * (double)het_dtype_size(v->dtype);
 }
 
-/* Memory space of a value under the partition: -1 host, else device. */
-static int het_value_space(const het_session *s, int v) {
-  int prod = s->graph->values[v].producer;
-  if (prod < 0)
-    return s->placed && s->placed[v] && s->placed[v]->device
-               ? s->placed[v]->device->index
-               : -1;
-  int p = s->partition.provider[prod];
+/* Memory space of a value of build b: -1 host, else device. */
+static int het_value_space(const het_session *s, const het_graph_build *b,
+                           int v) {
+  const het_graph *g = b->prog.graph;
+  int prod = g->values[v].producer;
+  if (prod < 0) {
+    const het_tensor *t = b->prog.placed ? b->prog.placed[v] : NULL;
+    for (int p = 0; t && t->device && p < s->n_providers; p++)
+      if (s->providers[p].device == t->device)
+        return p;
+    return -1;
+  }
+  int p = b->partition.provider[prod];
   return p >= 0 && !s->host_memory[p] ? p : -1;
 }
 
 /* The planner's figures for static input shapes; false when not static. */
 static bool het_explain_planned(const het_session *s, het_explain_device *dev) {
-  het_memory_summary *m = calloc((size_t)s->n_providers + 1, sizeof *m);
-  bool ok = m && het_session_memory_summary(s, false, false, m) == HET_OK;
-  for (int d = 0; ok && d <= s->n_providers; d++) {
+  het_plan *plan = NULL;
+  if (het_session_plan_for_report(s, false, &plan) != HET_OK) {
+    het_error_clear();
+    return false;
+  }
+  het_plan_summary *m = calloc((size_t)plan->n_spaces, sizeof *m);
+  if (m)
+    het_plan_summary_get(plan, m);
+  for (int d = 0; m && d <= s->n_providers; d++) {
     dev[d].planned_peak = m[d].peak + m[d].resident;
     dev[d].arena = m[d].peak;
     dev[d].intermediates = m[d].intermediates;
     dev[d].weights = m[d].weights;
   }
+  bool ok = m != NULL;
   free(m);
+  het_plan_put(plan);
   return ok;
 }
 
 /* Symbolic shapes: sums and a lifetime walk over load-time shapes. */
 static void het_explain_estimate(const het_session *s, het_explain_device *dev,
                                  double *live, int *left) {
+  const het_graph_build *gb = &s->top;
   const het_graph *g = s->graph;
   int n_sp = s->n_providers + 1;
   for (int v = 0; v < g->n_values; v++) {
     const het_value *val = &g->values[v];
     size_t b = (size_t)het_value_bytes(val);
-    int sp = het_value_space(s, v) + 1;
+    int sp = het_value_space(s, gb, v) + 1;
     if (val->producer < 0)
       live[sp] += (double)b;
-    if (val->producer < 0 && (val->initializer || (s->placed && s->placed[v])))
+    if (val->producer < 0 &&
+        (val->initializer || (gb->prog.placed && gb->prog.placed[v])))
       dev[sp].weights += b;
     else if (val->producer >= 0 && !(val->flags & HET_VALUE_GRAPH_OUTPUT))
       dev[sp].intermediates += b;
@@ -79,7 +95,7 @@ static void het_explain_estimate(const het_session *s, het_explain_device *dev,
     const het_node *node = &g->nodes[g->order[k]];
     for (int o = 0; o < node->n_outputs; o++)
       if (node->outputs[o] >= 0)
-        live[het_value_space(s, node->outputs[o]) + 1] +=
+        live[het_value_space(s, gb, node->outputs[o]) + 1] +=
             het_value_bytes(&g->values[node->outputs[o]]);
     for (int d = 0; d < n_sp; d++)
       peak[d] = fmax(peak[d], live[d]);
@@ -87,7 +103,7 @@ static void het_explain_estimate(const het_session *s, het_explain_device *dev,
       int v = node->inputs[i];
       if (v >= 0 && --left[v] == 0 && g->values[v].producer >= 0 &&
           !(g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
-        live[het_value_space(s, v) + 1] -= het_value_bytes(&g->values[v]);
+        live[het_value_space(s, gb, v) + 1] -= het_value_bytes(&g->values[v]);
     }
   }
   for (int d = 0; d < n_sp; d++) {
@@ -115,31 +131,38 @@ static const char *het_space_label(const het_session *s, int p) {
 
 /* Estimated seconds of one copy node: the cost model's transfer time
  * (the figure the assignment was optimised with). */
-static double het_copy_seconds(const het_session *s, int node, double bytes) {
-  const het_node *n = &s->graph->nodes[node];
-  return het_cost_transfer(&s->cost, het_value_space(s, n->inputs[0]),
-                           s->partition.provider[node], bytes);
+static double het_copy_seconds(const het_session *s, const het_graph_build *b,
+                               int node, double bytes) {
+  const het_node *n = &b->prog.graph->nodes[node];
+  return het_cost_transfer(&b->cost, het_value_space(s, b, n->inputs[0]),
+                           b->partition.provider[node], bytes);
 }
 
 /* Host memory bandwidth: the first host-memory provider's, or 10 GB/s. */
 static double het_host_bandwidth(const het_session *s) {
   for (int p = 0; p < s->n_providers; p++)
-    if (s->host_memory[p] && s->info[p].memory_bandwidth > 0)
-      return s->info[p].memory_bandwidth;
+    if (s->host_memory[p] && s->providers[p].device->info.memory_bandwidth > 0)
+      return s->providers[p].device->info.memory_bandwidth;
   return 1e10;
 }
 
-static void het_explain_node_fill(const het_session *s, int node,
+static void het_explain_node_fill(const het_session *s,
+                                  const het_graph_build *b, int node,
                                   het_explain_node *en) {
-  const het_graph *g = s->graph;
+  const het_graph *g = b->prog.graph;
   const het_node *n = &g->nodes[node];
-  int p = s->partition.provider[node];
-  en->name = n->name;
+  int p = b->partition.provider[node];
+  en->name = het_session_node_name(s, b, node);
   en->op_type = n->op_type;
   en->provider = het_space_label(s, p);
-  en->reason = s->partition.reason[node];
-  het_step_kind kind = (het_step_kind)s->partition.kind[node];
-  if (kind != HET_STEP_COMPUTE) {
+  en->reason = b->partition.reason[node];
+  het_step_kind kind = (het_step_kind)b->partition.kind[node];
+  if (kind == HET_STEP_CONTROL) {
+    int at = s->use_priority ? b->prio_assign[node] : b->cost_assign[node];
+    en->est_seconds = b->cost.node_time
+                          ? b->cost.node_time[node * b->cost.n_devices + at]
+                          : 0;
+  } else if (kind != HET_STEP_COMPUTE) {
     het_step_kind base = het_step_base(kind);
     en->boundary = base == HET_STEP_COPY   ? "copy"
                    : base == HET_STEP_CAST ? "cast"
@@ -148,51 +171,37 @@ static void het_explain_node_fill(const het_session *s, int node,
     if (het_step_is_static(kind))
       en->est_seconds = 0;
     else if (base == HET_STEP_COPY)
-      en->est_seconds = het_copy_seconds(s, node, en->bytes);
+      en->est_seconds = het_copy_seconds(s, b, node, en->bytes);
     else /* read and write once in host memory */
       en->est_seconds = 2 * en->bytes / het_host_bandwidth(s);
-  } else if (node < s->n_model_nodes && p >= 0 && s->cost.node_time) {
-    double t = s->cost.node_time[node * s->cost.n_devices + p];
+  } else if (node < b->n_model_nodes && p >= 0 && b->cost.node_time) {
+    double t = b->cost.node_time[node * b->cost.n_devices + p];
     en->est_seconds = isfinite(t) ? t : 0;
   }
+  if (!isfinite(en->est_seconds))
+    en->est_seconds = 0;
 }
 
-static het_status het_explain_fill(const het_session *s, het_arena *a,
-                                   het_explain *e) {
-  const het_graph *g = s->graph;
-  memset(e, 0, sizeof *e);
-  e->model = s->model;
-  e->algorithm = s->use_priority ? "priority" : "cost";
-  e->n_nodes = g->n_nodes;
-  e->nodes = het_arena_calloc(a, (size_t)g->n_nodes + 1, sizeof *e->nodes);
-  int *pos = het_arena_calloc(a, (size_t)g->n_nodes + 1, sizeof(int));
-  size_t max_edges = 1;
-  for (int n = 0; n < g->n_nodes; n++)
-    max_edges += (size_t)g->nodes[n].n_inputs;
-  e->edges = het_arena_calloc(a, max_edges, sizeof *e->edges);
-  e->subgraphs = het_arena_calloc(a, (size_t)s->partition.n_subgraphs + 1,
-                                  sizeof *e->subgraphs);
-  e->devices = het_arena_calloc(a, (size_t)s->n_providers + 2,
-                                sizeof *e->devices);
-  het_explain_device *space = het_arena_calloc(
-      a, (size_t)s->n_providers + 2, sizeof *space);
-  if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !space)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
-  /* Compute steps are the report's subgraphs; copies belong to none. */
-  int k = 0;
-  for (int si = 0; si < s->partition.n_subgraphs; si++) {
-    const het_subgraph *sg = &s->partition.subgraphs[si];
+/* Nodes, subgraphs and edges of build b, appended to e (pos: scratch per
+ * node of b). */
+static void het_explain_build(const het_session *s, const het_graph_build *b,
+                              int *pos, het_explain *e) {
+  const het_graph *g = b->prog.graph;
+  int k = e->n_nodes;
+  for (int si = 0; si < b->partition.n_subgraphs; si++) {
+    const het_subgraph *sg = &b->partition.subgraphs[si];
     bool compute = sg->kind == HET_STEP_COMPUTE;
     het_explain_subgraph *es = compute ? &e->subgraphs[e->n_subgraphs] : NULL;
     if (es) {
       es->provider = het_space_label(s, sg->provider);
       es->n_nodes = sg->n_nodes;
       if (sg->provider >= 0)
-        es->est_seconds = s->info[sg->provider].launch_overhead;
+        es->est_seconds = s->providers[sg->provider].device->info
+                              .launch_overhead;
     }
     for (int j = 0; j < sg->n_nodes; j++, k++) {
       pos[sg->nodes[j]] = k;
-      het_explain_node_fill(s, sg->nodes[j], &e->nodes[k]);
+      het_explain_node_fill(s, b, sg->nodes[j], &e->nodes[k]);
       e->nodes[k].subgraph = es ? e->n_subgraphs : -1;
       if (es)
         es->est_seconds += e->nodes[k].est_seconds;
@@ -200,6 +209,7 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
     if (es)
       e->n_subgraphs++;
   }
+  e->n_nodes = k;
   for (int n = 0; n < g->n_nodes; n++)
     for (int i = 0; i < g->nodes[n].n_inputs; i++) {
       int v = g->nodes[n].inputs[i];
@@ -211,28 +221,54 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
       ed->value = g->values[v].name;
       ed->bytes = het_value_bytes(&g->values[v]);
     }
+}
+
+static het_status het_explain_fill(const het_session *s, het_arena *a,
+                                   het_explain *e) {
+  memset(e, 0, sizeof *e);
+  e->model = s->model;
+  e->algorithm = s->use_priority ? "priority" : "cost";
+  size_t nodes = 1, edges = 1, subgraphs = 1, most = 1;
+  for (int k = 0; k < s->n_builds; k++) {
+    const het_graph *g = s->builds[k]->prog.graph;
+    nodes += (size_t)g->n_nodes;
+    most = (size_t)g->n_nodes > most ? (size_t)g->n_nodes : most;
+    subgraphs += (size_t)s->builds[k]->partition.n_subgraphs;
+    for (int n = 0; n < g->n_nodes; n++)
+      edges += (size_t)g->nodes[n].n_inputs;
+  }
+  e->nodes = het_arena_calloc(a, nodes, sizeof *e->nodes);
+  int *pos = het_arena_calloc(a, most, sizeof(int));
+  e->edges = het_arena_calloc(a, edges, sizeof *e->edges);
+  e->subgraphs = het_arena_calloc(a, subgraphs, sizeof *e->subgraphs);
+  e->devices = het_arena_calloc(a, (size_t)s->n_providers + 2,
+                                sizeof *e->devices);
+  het_explain_device *space = het_arena_calloc(
+      a, (size_t)s->n_providers + 2, sizeof *space);
+  if (!e->nodes || !pos || !e->edges || !e->subgraphs || !e->devices || !space)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
+  /* Compute steps are the report's subgraphs; copies belong to none. */
+  for (int k = 0; k < s->n_builds; k++)
+    het_explain_build(s, s->builds[k], pos, e);
   het_explain_memory(s, space);
   space[0].provider = "host";
   e->devices[e->n_devices++] = space[0];
   for (int p = 0; p < s->n_providers; p++)
     if (!s->host_memory[p]) {
       space[p + 1].provider = s->providers[p].vt->name;
-      space[p + 1].capacity = s->info[p].memory_capacity;
+      space[p + 1].capacity = s->providers[p].device->info.memory_capacity;
       e->devices[e->n_devices++] = space[p + 1];
     }
-  e->est_priority = s->est_priority;
-  e->est_cost = s->est_cost;
-  e->est_total = s->use_priority ? s->est_priority : s->est_cost;
+  e->est_priority = s->top.est_priority;
+  e->est_cost = s->top.est_cost;
+  e->est_total = s->use_priority ? s->top.est_priority : s->top.est_cost;
   e->n_warnings = s->n_warnings;
   e->warnings = (const char **)s->warnings;
   return HET_OK;
 }
 
-het_status het_session_explain(const het_session *s, const char *format,
+het_status het_session_explain_impl(const het_session *s, const char *format,
                                char **out) {
-  if (!s || !format || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_explain: NULL argument");
   het_arena a;
   het_explain e;
   het_arena_init(&a);
@@ -243,4 +279,3 @@ het_status het_session_explain(const het_session *s, const char *format,
   return st;
 }
 
-void het_string_destroy(char *s) { free(s); }

@@ -1,7 +1,8 @@
 /* session_measure.c — per-node timing of runs.  Providers report every
- * node they run through het_run_ctx.record; each run collects its records
+ * node they run, and the executor every boundary and control-flow step,
+ * through the run's het_exec_recorder (session-wide node ids); each run collects its records
  * and successful runs are merged into the session under a mutex.  With
- * measure=true the per-node means feed het_session_save_node_times (the
+ * measure=true the per-node means feed het_session_save_node_times_impl (the
  * profile-guided mode: a later session given node_times=PATH plans with
  * them); with trace=true every event is kept for het_session_save_trace.
  * File format, one node per line: NAME<TAB>PROVIDER<TAB>SECONDS<TAB>RUNS;
@@ -12,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/session.h"
+#include "core/clock.h"
 #include "core/status.h"
-#include "executor/run.h"
+#include "session/session.h"
 
 struct het_measure {
   pthread_mutex_t mu;
@@ -26,10 +27,10 @@ struct het_measure {
   het_trace_event *events;
   size_t n_events, cap_events;
   long n_runs;       /* successful traced runs */
-  double origin;     /* het_run_clock() at creation: trace time zero */
+  double origin;     /* het_clock_seconds() at creation: trace time zero */
 };
 
-/* One run's records, reached through het_run_ctx.recorder. */
+/* One run's records, reached through the recorder's ctx. */
 typedef struct het_run_rec {
   pthread_mutex_t mu; /* steps of one run may report from several streams */
   struct het_measure *m;
@@ -43,7 +44,7 @@ het_status het_measure_create(het_session *s, bool times, bool trace) {
   struct het_measure *m = calloc(1, sizeof *m);
   if (!m)
     return het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
-  m->n_nodes = s->graph->n_nodes;
+  m->n_nodes = s->n_nodes_total;
   m->times = times;
   m->trace = trace;
   m->sum = calloc((size_t)m->n_nodes + 1, sizeof *m->sum);
@@ -55,7 +56,7 @@ het_status het_measure_create(het_session *s, bool times, bool trace) {
     return het_error(HET_ERR_OUT_OF_MEMORY, "measure: out of memory");
   }
   pthread_mutex_init(&m->mu, NULL);
-  m->origin = het_run_clock();
+  m->origin = het_clock_seconds();
   s->measure = m;
   return HET_OK;
 }
@@ -99,7 +100,10 @@ static void het_rec_node(void *recorder, int node, double t0, double t1) {
   pthread_mutex_unlock(&r->mu);
 }
 
-het_status het_measure_begin(het_session *s, het_run_ctx *ctx) {
+het_status het_measure_begin(het_session *s, het_exec_recorder *rec,
+                             het_run_rec **run) {
+  *run = NULL;
+  rec->record = NULL;
   if (!s->measure)
     return HET_OK;
   het_run_rec *r = calloc(1, sizeof *r);
@@ -111,8 +115,9 @@ het_status het_measure_begin(het_session *s, het_run_ctx *ctx) {
   }
   r->m = s->measure;
   pthread_mutex_init(&r->mu, NULL);
-  ctx->record = het_rec_node;
-  ctx->recorder = r;
+  rec->record = het_rec_node;
+  rec->ctx = r;
+  *run = r;
   return HET_OK;
 }
 
@@ -137,18 +142,20 @@ static void het_trace_merge(struct het_measure *m, het_run_rec *r) {
   m->n_runs++;
 }
 
-void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st) {
+void het_measure_end(het_session *s, het_run_rec *r, het_status st) {
   struct het_measure *m = s->measure;
-  het_run_rec *r = ctx->recorder;
   if (!m || !r)
     return;
   if (st == HET_OK) {
     pthread_mutex_lock(&m->mu);
-    for (int n = 0; m->times && n < m->n_nodes; n++)
-      if (s->partition.kind[n] == HET_STEP_COMPUTE) {
-        m->sum[n] += r->seconds[n];
-        m->runs[n]++;
+    for (int id = 0; m->times && id < m->n_nodes; id++) {
+      int n;
+      const het_graph_build *b = het_session_node(s, id, &n);
+      if (b && b->partition.kind[n] == HET_STEP_COMPUTE && r->seconds[id] > 0) {
+        m->sum[id] += r->seconds[id];
+        m->runs[id]++;
       }
+    }
     if (m->trace)
       het_trace_merge(m, r);
     pthread_mutex_unlock(&m->mu);
@@ -157,11 +164,9 @@ void het_measure_end(het_session *s, het_run_ctx *ctx, het_status st) {
   free(r->seconds);
   free(r->events);
   free(r);
-  ctx->record = NULL;
-  ctx->recorder = NULL;
 }
 
-void het_session_clear_trace(het_session *s) {
+void het_session_clear_trace_impl(het_session *s) {
   struct het_measure *m = s ? s->measure : NULL;
   if (!m)
     return;
@@ -189,10 +194,7 @@ het_status het_measure_snapshot(het_session *s, het_trace_event **events,
                  : het_error(HET_ERR_OUT_OF_MEMORY, "trace: out of memory");
 }
 
-het_status het_session_save_node_times(het_session *s, const char *path) {
-  if (!s || !path)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_save_node_times: NULL argument");
+het_status het_session_save_node_times_impl(het_session *s, const char *path) {
   struct het_measure *m = s->measure;
   if (!m || !m->times)
     return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -203,13 +205,15 @@ het_status het_session_save_node_times(het_session *s, const char *path) {
     return het_error(HET_ERR_IO, "node times: cannot write '%s'", path);
   fprintf(f, "# hetrt node times: name, provider, mean seconds, runs\n");
   pthread_mutex_lock(&m->mu);
-  for (int n = 0; n < s->n_model_nodes && n < m->n_nodes; n++) {
-    int p = s->partition.provider[n];
-    if (m->runs[n] == 0 || p < 0)
+  for (int id = 0; id < m->n_nodes; id++) {
+    int n;
+    const het_graph_build *b = het_session_node(s, id, &n);
+    int p = b && n < b->n_model_nodes ? b->partition.provider[n] : -1;
+    if (m->runs[id] == 0 || p < 0)
       continue;
-    fprintf(f, "%s\t%s\t%.9g\t%ld\n", s->graph->nodes[n].name,
-            s->providers[p].vt->name, m->sum[n] / (double)m->runs[n],
-            m->runs[n]);
+    fprintf(f, "%s\t%s\t%.9g\t%ld\n", het_session_node_name(s, b, n),
+            s->providers[p].vt->name, m->sum[id] / (double)m->runs[id],
+            m->runs[id]);
   }
   pthread_mutex_unlock(&m->mu);
   if (fclose(f) != 0)
@@ -239,9 +243,10 @@ static int het_provider_named(const het_session *s, const char *name) {
   return -1;
 }
 
-het_status het_measure_load(het_session *s, const char *path,
-                            double **seconds, int **device) {
-  const het_graph *g = s->graph;
+het_status het_measure_load(het_session *s, const het_graph_build *b,
+                            const char *path, double **seconds, int **device) {
+  const het_graph *g = b->prog.graph;
+  size_t plen = strlen(b->prefix);
   FILE *f = fopen(path, "r");
   if (!f)
     return het_error(HET_ERR_IO, "node times '%s': cannot open", path);
@@ -268,8 +273,9 @@ het_status het_measure_load(het_session *s, const char *path,
       break;
     }
     int p = het_provider_named(s, fld[1]);
-    for (int n = 0; p >= 0 && n < g->n_nodes; n++)
-      if (strcmp(g->nodes[n].name, fld[0]) == 0) {
+    bool here = strncmp(fld[0], b->prefix, plen) == 0;
+    for (int n = 0; here && p >= 0 && n < g->n_nodes; n++)
+      if (strcmp(g->nodes[n].name, fld[0] + plen) == 0) {
         sec[n] = v;
         dev[n] = p;
         break;

@@ -1,14 +1,18 @@
 /* session_providers.c — creating a session's providers: names from the
  * options (default "cpu"), device profiles matched to providers by their
- * `provider:` key, "<provider>.<key>" options handed through, and the
- * strict / non-strict handling of providers that cannot be created.
+ * `provider:` key, the provider's device opened in the env (ABI 3) or made
+ * for the session from the instance (ABI 1-2), "<provider>.<key>" options
+ * handed through, and the strict / non-strict handling of providers that
+ * cannot be created.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session/session.h"
 #include "core/status.h"
+#include "providers/registry.h"
+#include "session/env.h"
+#include "session/session.h"
 
 /* The profile configuring provider name, or NULL. */
 static het_status het_find_profile(const het_session_options *o,
@@ -29,10 +33,28 @@ static het_status het_find_profile(const het_session_options *o,
   return HET_OK;
 }
 
+/* The device of an ABI 1-2 instance: the session's own, whose state is
+ * the instance's. */
+static het_status het_legacy_device(het_session *s, int i) {
+  het_ep *ep = &s->providers[i];
+  het_device *d = &s->own_dev[i];
+  memset(d, 0, sizeof *d);
+  d->vt = ep->vt;
+  d->state = ep->state;
+  d->kind = ep->vt->device_kind;
+  snprintf(d->name, sizeof d->name, "%s", ep->vt->name);
+  d->info.host_memory = true;
+  if (ep->vt->get_device_info)
+    HET_TRY(ep->vt->get_device_info(ep->state, &d->info));
+  d->info.host_memory = d->info.host_memory || !ep->vt->alloc;
+  ep->device = d;
+  return HET_OK;
+}
+
 static het_status het_create_one(het_session *s, const het_session_options *o,
                                   const char *name) {
   const het_provider_vtable *vt;
-  HET_TRY(het_registry_find(name, &vt));
+  HET_TRY(het_env_find_provider(s->env, name, &vt));
   if (vt->abi_version < 1 || vt->abi_version > HET_PROVIDER_ABI_VERSION)
     return het_error(HET_ERR_INTERNAL,
                      "provider '%s': ABI %u, this build takes 1 to %u", name,
@@ -54,18 +76,38 @@ static het_status het_create_one(het_session *s, const het_session_options *o,
                              .option_values = values};
   HET_TRY(het_find_profile(o, name, &cfg.profile_path));
   int i = s->n_providers;
-  het_device *d = &s->providers[i];
-  HET_TRY(vt->create(&cfg, &d->state));
-  d->vt = vt;
-  d->index = i;
+  het_ep *ep = &s->providers[i];
+  bool abi3 = HET_PROVIDER_HAS(vt, 3, device_open);
+  if (abi3) {
+    HET_TRY(het_env_open_device(s->env, vt, 0, cfg.profile_path,
+                                &s->env_dev[i]));
+    cfg.device = &s->env_dev[i]->dev;
+  }
+  het_status st = vt->create(&cfg, &ep->state);
+  if (st != HET_OK) {
+    if (abi3)
+      het_env_release_device(s->env, s->env_dev[i]);
+    s->env_dev[i] = NULL;
+    return st;
+  }
+  ep->vt = vt;
+  ep->index = i;
+  ep->device = abi3 ? cfg.device : NULL;
   s->n_providers = i + 1;
-  het_device_info *info = &s->info[i];
-  memset(info, 0, sizeof *info);
-  info->host_memory = true;
-  if (vt->get_device_info)
-    HET_TRY(vt->get_device_info(d->state, info));
-  s->host_memory[i] = info->host_memory || !vt->alloc;
+  if (!abi3)
+    HET_TRY(het_legacy_device(s, i));
+  s->host_memory[i] = het_device_is_host(ep->device);
   return HET_OK;
+}
+
+void het_session_remove_providers(het_session *s) {
+  for (int i = 0; i < s->n_providers; i++) {
+    if (s->providers[i].vt->destroy)
+      s->providers[i].vt->destroy(s->providers[i].state);
+    if (s->env_dev[i])
+      het_env_release_device(s->env, s->env_dev[i]);
+  }
+  s->n_providers = 0;
 }
 
 /* Options that name a provider not in the list are mistakes. */

@@ -1,7 +1,8 @@
 /* session_trace.c — the traced runs of a session (option trace=true) as a
  * Chrome trace (chrome://tracing, Perfetto: one lane per device stream —
- * each provider's compute, the copies, the host-side conversions) and as a
- * per-op summary table.
+ * each provider's compute, the copies, the host-side conversions, control
+ * flow) and as a per-op summary table (control-flow steps left out of it:
+ * their bodies' nodes are in it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,32 +12,48 @@
 #include "core/status.h"
 #include "report/explain_format.h"
 
+/* The kind of session-wide node id (its build and node in *b, *n). */
+static het_step_kind het_trace_kind(const het_session *s, int id,
+                                    const het_graph_build **b, int *n) {
+  *b = het_session_node(s, id, n);
+  return (het_step_kind)(*b)->partition.kind[*n];
+}
+
 /* Lane of a node: provider p's compute is p + 1; copies n + 1; host-side
- * casts and layout changes n + 2 (n = provider count). */
-static int het_trace_lane(const het_session *s, int node) {
-  het_step_kind k = (het_step_kind)s->partition.kind[node];
+ * casts and layout changes n + 2; control flow n + 3 (n = provider
+ * count). */
+static int het_trace_lane(const het_session *s, int id) {
+  const het_graph_build *b;
+  int n;
+  het_step_kind k = het_trace_kind(s, id, &b, &n);
   if (k == HET_STEP_COMPUTE)
-    return s->partition.provider[node] + 1;
+    return b->partition.provider[n] + 1;
+  if (k == HET_STEP_CONTROL)
+    return s->n_providers + 3;
   return het_step_base(k) == HET_STEP_COPY ? s->n_providers + 1
                                           : s->n_providers + 2;
 }
 
-static const char *het_trace_provider(const het_session *s, int node) {
-  int p = s->partition.provider[node];
+static const char *het_trace_provider(const het_session *s, int id) {
+  int n;
+  const het_graph_build *b = het_session_node(s, id, &n);
+  int p = b->partition.provider[n];
   return p >= 0 ? s->providers[p].vt->name : "host";
 }
 
 static void het_trace_lanes(const het_session *s, het_sbuf *b) {
+  static const char *const host_lanes[] = {"copies", "host conversions",
+                                           "host control flow"};
   het_sbuf_puts(b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
                    "\"args\":{\"name\":\"hetrt session\"}}");
-  for (int lane = 1; lane <= s->n_providers + 2; lane++) {
+  for (int lane = 1; lane <= s->n_providers + 3; lane++) {
     char name[96];
     if (lane <= s->n_providers)
       snprintf(name, sizeof name, "%s compute",
                s->providers[lane - 1].vt->name);
     else
       snprintf(name, sizeof name, "%s",
-               lane == s->n_providers + 1 ? "copies" : "host conversions");
+               host_lanes[lane - s->n_providers - 1]);
     het_sbuf_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
                        "\"tid\":%d,\"args\":{\"name\":",
                     lane);
@@ -47,9 +64,12 @@ static void het_trace_lanes(const het_session *s, het_sbuf *b) {
 
 static void het_trace_event_json(const het_session *s,
                                  const het_trace_event *e, het_sbuf *b) {
-  const het_node *n = &s->graph->nodes[e->node];
+  const het_graph_build *gb;
+  int id;
+  het_step_kind kind = het_trace_kind(s, e->node, &gb, &id);
+  const het_node *n = &gb->prog.graph->nodes[id];
   het_sbuf_puts(b, ",\n{\"name\":");
-  het_sbuf_json_str(b, n->name);
+  het_sbuf_json_str(b, het_session_node_name(s, gb, id));
   het_sbuf_puts(b, ",\"cat\":");
   het_sbuf_json_str(b, n->op_type);
   het_sbuf_printf(b, ",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
@@ -58,18 +78,15 @@ static void het_trace_event_json(const het_session *s,
                   (e->t1 - e->t0) * 1e6);
   het_sbuf_json_str(b, het_trace_provider(s, e->node));
   het_sbuf_printf(b, ",\"run\":%ld", e->run);
-  if (s->partition.kind[e->node] != HET_STEP_COMPUTE) {
-    int moved = s->graph->nodes[e->node].inputs[0];
+  if (kind != HET_STEP_COMPUTE && kind != HET_STEP_CONTROL) {
+    int moved = n->inputs[0];
     het_sbuf_printf(b, ",\"bytes\":%.0f",
-                    het_value_bytes(&s->graph->values[moved]));
+                    het_value_bytes(&gb->prog.graph->values[moved]));
   }
   het_sbuf_puts(b, "}}");
 }
 
-het_status het_session_save_trace(het_session *s, const char *path) {
-  if (!s || !path)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_save_trace: NULL argument");
+het_status het_session_save_trace_impl(het_session *s, const char *path) {
   het_trace_event *ev;
   size_t n;
   long runs;
@@ -111,7 +128,11 @@ static size_t het_op_rows(const het_session *s, const het_trace_event *ev,
   size_t n_rows = 0;
   *total = 0;
   for (size_t k = 0; k < n; k++) {
-    const char *op = s->graph->nodes[ev[k].node].op_type;
+    const het_graph_build *gb;
+    int id;
+    if (het_trace_kind(s, ev[k].node, &gb, &id) == HET_STEP_CONTROL)
+      continue; /* its body's nodes are counted themselves */
+    const char *op = gb->prog.graph->nodes[id].op_type;
     const char *prov = het_trace_provider(s, ev[k].node);
     size_t r = 0;
     while (r < n_rows &&
@@ -127,10 +148,7 @@ static size_t het_op_rows(const het_session *s, const het_trace_event *ev,
   return n_rows;
 }
 
-het_status het_session_get_profile_summary(het_session *s, char **out) {
-  if (!s || !out)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_session_get_profile_summary: NULL argument");
+het_status het_session_get_profile_summary_impl(het_session *s, char **out) {
   het_trace_event *ev;
   size_t n;
   long runs;

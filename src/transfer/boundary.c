@@ -15,13 +15,14 @@
 #include <string.h>
 
 #include "core/status.h"
-#include "transfer/convert.h"
-#include "transfer/copy.h"
 
 typedef struct het_bctx {
   het_graph *g;
-  const het_device *devices;
+  const het_ep *devices;
   const het_device_info *info; /* per device: at-rest formats */
+  const bool *direct; /* [from * (n_spaces - 1) + to]: a device-to-device
+                         copy needs no trip through the host; may be NULL */
+  het_boundary_reads *extra; /* reads besides inputs (may be NULL) */
   het_arena *arena;
   bool *is_static;   /* per value: an initializer or prepared from one */
   int *space;      /* per value: memory space it lives in (-1 host) */
@@ -152,9 +153,26 @@ static het_status het_exit_chain(het_bctx *b, int v, int logical,
   return HET_OK;
 }
 
+/* Whether a value of `logical` on device `from` may go straight to device
+ * `to` (a direct path and no format change on either side). */
+static bool het_direct(const het_bctx *b, int from, int to, int logical) {
+  return b->direct && from >= 0 && to >= 0 && from != to &&
+         b->direct[from * (b->n_spaces - 1) + to] &&
+         !het_needs_cast(b, from, logical) && !het_needs_cast(b, to, logical) &&
+         !het_needs_layout(b, from, logical) &&
+         !het_needs_layout(b, to, logical);
+}
+
 /* v's copy in memory space `to` (for the original value `logical`). */
 static het_status het_transfer_chain(het_bctx *b, int logical, int to,
                                      int *out) {
+  int home = b->space[logical];
+  if (het_direct(b, home, to, logical)) {
+    int dev_val = b->copy_of[logical * b->n_spaces + home + 1];
+    het_step_spec sp = {HET_STEP_COPY, dev_val >= 0 ? dev_val : logical, to,
+                        -1, 0};
+    return het_add_step(b, &sp, out);
+  }
   int *host_slot = &b->copy_of[logical * b->n_spaces];
   int cur = b->space[logical] < 0 ? logical : *host_slot;
   if (cur < 0) {
@@ -237,6 +255,18 @@ static het_status het_flush_pending(het_bctx *b) {
   return HET_OK;
 }
 
+/* The version of v in space for node n (v itself when it lives there). */
+static het_status het_local(het_bctx *b, int n, int space, int *v) {
+  if (*v < 0 || b->space[*v] == space)
+    return HET_OK;
+  int slot = b->copy_of[*v * b->n_spaces + space + 1];
+  if (slot < 0)
+    return het_error(HET_ERR_INTERNAL, "boundary: no copy of '%s' for '%s'",
+                     b->g->values[*v].name, b->g->nodes[n].name);
+  *v = slot;
+  return HET_OK;
+}
+
 static het_status het_boundary_node(het_bctx *b, const bool *host_memory,
                                     int n) {
   het_graph *g = b->g;
@@ -244,16 +274,10 @@ static het_status het_boundary_node(het_bctx *b, const bool *host_memory,
   if (b->n_order > 0 && space != b->run_space)
     HET_TRY(het_flush_pending(b));
   b->run_space = space;
-  for (int i = 0; i < g->nodes[n].n_inputs; i++) {
-    int v = g->nodes[n].inputs[i];
-    if (v < 0 || b->space[v] == space)
-      continue;
-    int slot = b->copy_of[v * b->n_spaces + space + 1];
-    if (slot < 0)
-      return het_error(HET_ERR_INTERNAL, "boundary: no copy of '%s' for '%s'",
-                       g->values[v].name, g->nodes[n].name);
-    g->nodes[n].inputs[i] = slot;
-  }
+  for (int i = 0; i < g->nodes[n].n_inputs; i++)
+    HET_TRY(het_local(b, n, space, &g->nodes[n].inputs[i]));
+  for (int k = 0; b->extra && k < b->extra->n[n]; k++)
+    HET_TRY(het_local(b, n, space, &b->extra->ids[n][k]));
   b->order[b->n_order++] = n;
   for (int o = 0; o < g->nodes[n].n_outputs && o < 256; o++) {
     int v = g->nodes[n].outputs[o];
@@ -277,6 +301,9 @@ static het_status het_find_readers(het_bctx *b, const bool *host_memory) {
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
       if (g->nodes[n].inputs[i] >= 0)
         b->readers[g->nodes[n].inputs[i]] |= 1u << (space + 1);
+    for (int k = 0; b->extra && k < b->extra->n[n]; k++)
+      if (b->extra->ids[n][k] >= 0)
+        b->readers[b->extra->ids[n][k]] |= 1u << (space + 1);
   }
   return HET_OK;
 }
@@ -295,9 +322,10 @@ static het_status het_copy_sources(het_bctx *b) {
   return HET_OK;
 }
 
-het_status het_boundary_insert(het_graph *g, const het_device *devices,
+het_status het_boundary_insert(het_graph *g, const het_ep *devices,
                                const het_device_info *info,
-                               const bool *host_memory, het_arena *arena,
+                               const bool *host_memory, const bool *direct,
+                               het_boundary_reads *extra, het_arena *arena,
                                het_partition *p) {
   int n_devices = 0;
   for (int n = 0; n < g->n_nodes; n++)
@@ -305,11 +333,12 @@ het_status het_boundary_insert(het_graph *g, const het_device *devices,
       n_devices = p->provider[n] + 1;
   size_t reads = (size_t)g->n_outputs;
   for (int n = 0; n < g->n_nodes; n++)
-    reads += (size_t)g->nodes[n].n_inputs;
+    reads += (size_t)g->nodes[n].n_inputs + (extra ? (size_t)extra->n[n] : 0);
   /* A transfer is at most 3 steps out of a device and 3 into one. */
   size_t max_nodes = (size_t)g->n_nodes + 6 * reads + 1;
   size_t max_values = (size_t)g->n_values + 7 * reads + 1;
   het_bctx b = {.g = g, .devices = devices, .info = info, .arena = arena,
+                .direct = direct, .extra = extra,
                 .cap_nodes = max_nodes, .cap_values = max_values,
                 .n_spaces = n_devices + 1, .n_orig_values = g->n_values};
   b.space = het_arena_calloc(arena, max_values, sizeof(int));
@@ -358,26 +387,4 @@ het_status het_boundary_insert(het_graph *g, const het_device *devices,
   p->reason = b.reason;
   p->kind = b.kind;
   return het_partition_group(g, arena, p);
-}
-
-het_status het_boundary_run(het_step_kind kind, const het_node *node,
-                            const het_tensor *src, const het_device *to,
-                            het_tensor *dst) {
-  int64_t conv = het_node_attr_int(node, "to", 0);
-  het_status st;
-  switch (kind) {
-  case HET_STEP_COPY:
-    st = het_transfer_copy(src, to, dst);
-    break;
-  case HET_STEP_CAST:
-    st = het_transfer_cast(src, (het_dtype)conv, dst);
-    break;
-  case HET_STEP_LAYOUT:
-    st = src->rank == 4 ? het_transfer_layout(src, conv != 0, dst)
-                        : het_error(HET_ERR_SHAPE, "rank %d, not 4", src->rank);
-    break;
-  default:
-    st = het_error(HET_ERR_INTERNAL, "not a boundary step");
-  }
-  return st == HET_OK ? st : het_error_wrap(st, "%s", node->name);
 }

@@ -18,4 +18,10 @@ het_status het_transfer_cast(const het_tensor *src, het_dtype dtype,
 het_status het_transfer_layout(const het_tensor *src, bool to_nhwc,
                                het_tensor *dst);
 
+/* The same into dst already placed in host memory with src's dims (and,
+ * for a cast, the target dtype): nothing is allocated. */
+het_status het_transfer_cast_into(const het_tensor *src, het_tensor *dst);
+het_status het_transfer_layout_into(const het_tensor *src, bool to_nhwc,
+                                    het_tensor *dst);
+
 #endif

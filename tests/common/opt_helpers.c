@@ -8,10 +8,9 @@
 
 #include "core/infer.h"
 #include "core/status.h"
-#include "executor/run.h"
 #include "onnx/loader.h"
 #include "testcase/testcase.h"
-#include "providers/cpu/cpu.h"
+#include "common/ref_run.h"
 
 #define MAX_IO 8
 
@@ -68,32 +67,12 @@ static void free_tensors(het_tensor **t, char **names, int n) {
   }
 }
 
-/* Runs g on the CPU kernels directly (no session, so no layout pass and
- * no memory plan): outputs in g->outputs order, caller owns. */
+/* Runs g on the kernels directly (no session, so no layout pass and no
+ * memory plan): outputs in g->outputs order, caller owns. */
 static void run_graph(het_graph *g, het_tensor **in, char **names, int n_in,
                       het_tensor **out) {
-  int *uses = malloc(((size_t)g->n_values + 1) * sizeof *uses);
-  ck_assert_ptr_nonnull(uses);
-  for (int v = 0; v < g->n_values; v++)
-    uses[v] = -1;
-  het_run_ctx ctx;
-  ck_assert_int_eq(het_run_ctx_init(&ctx, g, uses, NULL), HET_OK);
-  for (int i = 0; i < n_in; i++) {
-    int v = het_graph_find_value(g, names[i]);
-    ck_assert_msg(v >= 0, "input %s not in graph", names[i]);
-    ctx.values[v] = in[i];
-  }
-  void *compiled = NULL;
-  ck_assert_msg(het_cpu_graph_compile(g, &compiled) == HET_OK, "%s",
+  ck_assert_msg(ref_run_graph(g, in, names, n_in, out) == HET_OK, "%s",
                 het_last_error());
-  ck_assert_msg(het_cpu_graph_run(compiled, 1, &ctx) == HET_OK, "%s",
-                het_last_error());
-  ck_assert_int_eq(het_run_take_outputs(&ctx, g->outputs,
-                                        (size_t)g->n_outputs, out),
-                   HET_OK);
-  het_cpu_graph_destroy(compiled);
-  het_run_ctx_deinit(&ctx);
-  free(uses);
 }
 
 static void compare_all(const char *dir, const char *what, het_tensor **want,

@@ -199,6 +199,19 @@ pv 0 "$MODEL" --providers cpu --optimization none --format html &&
 pv 0 "$MODEL" --providers cpu --optimization none --format dot &&
   has_out 'host: peak 2.76 MiB, arena 2.50 MiB vs intermediates 7.00 MiB without reuse (2.8x), weights 78.29 KiB' "dot memory"
 
+# Control flow: the If's branch bodies are partitioned too, so with the npu
+# profile their Convs run on emu and the report lists them by their path,
+# with provider and reason (tests/data/control/gen_control.py).
+IFM=$SRC/tests/data/control/if_conv/model.onnx
+if [ -f "$NPU" ] && pv 0 "$IFM" --providers emu,cpu --devices "$NPU" --algorithm priority; then
+  grep -Eq '^ +[0-9]+ +If_0/then_branch/then_conv +Conv +emu .*emu .npu. runs Conv' "$WORK/out" ||
+    fail "if_conv: then_conv not listed on emu with its reason"
+  grep -Eq '^ +[0-9]+ +If_0/else_branch/else_conv +Conv +emu ' "$WORK/out" ||
+    fail "if_conv: else_conv not listed on emu"
+  grep -Eq '^ +[0-9]+ +If_0 +If +host .*control flow' "$WORK/out" ||
+    fail "if_conv: the If is not listed as the host's"
+fi
+
 # Escaping of the node named  conv "stem" <a&b>\x  in HTML and DOT.
 pv 0 "$MODEL" --providers cpu --format html
 has_out 'conv &quot;stem&quot; &lt;a&amp;b&gt;\\x' "html escaping"

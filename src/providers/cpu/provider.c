@@ -1,6 +1,10 @@
-/* provider.c — the CPU execution provider: claims nodes that have a CPU
- * kernel, compiles a subgraph into per-node kernel states (after the
- * layout pass, layout.c, has picked NHWC values) and runs it on the host.
+/* provider.c — the CPU execution provider (ABI 3): one host-memory device
+ * whose facts come from a device profile or a measurement; per session an
+ * instance that claims nodes with a kernel in the kernel library, compiles
+ * a subgraph into per-node kernel states (after the layout pass, layout.c,
+ * has picked NHWC values) and runs it on a stream.  A stream is a core host
+ * queue: inline (the enqueuing thread runs the kernels) or served by its
+ * own thread, which then runs the kernels with the pool's workers.
  * Options: cpu.layout = auto (default) | nchw (no NHWC values);
  * cpu.conv_algo = auto (default: Winograd for a 3x3 Conv where it times
  * faster at compile) | direct | winograd.
@@ -11,9 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/run.h"
-#include "providers/cpu/cpu.h"
+#include "core/clock.h"
+#include "core/hostq.h"
 #include "kernels/kernel.h"
+#include "providers/cpu/cpu.h"
 #include "providers/cpu/layout.h"
 #include "providers/cpu/profile.h"
 #include "providers/cpu/threadpool.h"
@@ -22,11 +27,14 @@ typedef struct het_cpu_state {
   int threads;
   bool nchw_only;       /* cpu.layout=nchw */
   het_conv_algo conv_algo; /* cpu.conv_algo */
-  het_device_info info; /* from the profile, or measured */
-  het_threadpool *pool; /* threads-1 workers; NULL for control-flow bodies
-                         * (het_cpu_graph_run): their loops run inline */
+  het_threadpool *pool; /* threads-1 workers */
   het_parallel par;     /* the kernels' view of pool */
 } het_cpu_state;
+
+/* The device: its facts (from the profile, or measured). */
+typedef struct het_cpu_device {
+  het_device_info info;
+} het_cpu_device;
 
 typedef struct het_cpu_compiled {
   const het_graph *graph;
@@ -76,10 +84,6 @@ static het_status het_cpu_create(const het_provider_config *config,
   for (int i = 0; st == HET_OK && config && i < config->n_options; i++)
     st = het_cpu_option(s, config->option_keys[i], config->option_values[i]);
   if (st == HET_OK)
-    st = config && config->profile_path
-             ? het_cpu_device_info_load(config->profile_path, &s->info)
-             : het_cpu_device_info(&s->info);
-  if (st == HET_OK)
     st = het_threadpool_create(s->threads, &s->pool);
   if (st == HET_OK)
     het_threadpool_parallel(s->pool, &s->par);
@@ -94,10 +98,36 @@ static het_status het_cpu_create(const het_provider_config *config,
   return HET_OK;
 }
 
-static het_status het_cpu_get_device_info(void *state, het_device_info *out) {
-  *out = ((het_cpu_state *)state)->info;
+/* ---- the device ------------------------------------------------------- */
+
+static het_status het_cpu_device_count(const char *profile_path, int *count) {
+  (void)profile_path;
+  *count = 1;
   return HET_OK;
 }
+
+static het_status het_cpu_device_open(int index, const char *profile_path,
+                                      void **device_state,
+                                      het_device_info *info, char *name,
+                                      size_t name_cap) {
+  if (index != 0)
+    return het_error(HET_ERR_NO_DEVICE, "cpu: no device %d", index);
+  het_cpu_device *d = calloc(1, sizeof *d);
+  if (!d)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+  het_status st = profile_path ? het_cpu_device_info_load(profile_path, &d->info)
+                               : het_cpu_device_info(&d->info);
+  if (st != HET_OK) {
+    free(d);
+    return st;
+  }
+  *info = d->info;
+  snprintf(name, name_cap, "cpu:%d", index);
+  *device_state = d;
+  return HET_OK;
+}
+
+static void het_cpu_device_close(void *device_state) { free(device_state); }
 
 static void het_cpu_destroy(void *state) {
   het_cpu_state *s = state;
@@ -249,13 +279,52 @@ fail:
   return st;
 }
 
+/* Scratch of one run: the most any node's kernel asks for (nodes run one
+ * after another, each given all of it). */
+static het_status het_cpu_compiled_scratch(void *state, void *compiled,
+                                           const het_kernel_io *io,
+                                           size_t *bytes) {
+  het_cpu_state *s = state;
+  het_cpu_compiled *c = compiled;
+  *bytes = 0;
+  for (int i = 0; i < c->n_nodes; i++) {
+    const het_node *node = &c->graph->nodes[c->nodes[i]];
+    if (!c->kernels[i]->scratch || node->n_inputs > 32 ||
+        node->n_outputs > 32)
+      continue;
+    het_tensor *in[32], *out[32];
+    bool shaped = true;
+    for (int k = 0; k < node->n_inputs; k++) {
+      in[k] = node->inputs[k] >= 0 ? io->values[node->inputs[k]] : NULL;
+      shaped &= node->inputs[k] < 0 || in[k];
+    }
+    for (int o = 0; o < node->n_outputs; o++) {
+      out[o] = node->outputs[o] >= 0 ? io->values[node->outputs[o]] : NULL;
+      shaped &= node->outputs[o] < 0 || out[o];
+    }
+    if (!shaped)
+      continue; /* dynamic shapes: the kernel allocates what it needs */
+    het_kernel_ctx kc = {.node = node, .opset = node->opset,
+                         .n_inputs = node->n_inputs, .inputs = in,
+                         .n_outputs = node->n_outputs, .outputs = out,
+                         .state = c->states[i], .threads = s->threads,
+                         .nhwc_in = c->layout[i].nhwc_in,
+                         .nhwc_out = c->layout[i].nhwc_out};
+    size_t b = c->kernels[i]->scratch(&kc);
+    *bytes = b > *bytes ? b : *bytes;
+  }
+  return HET_OK;
+}
+
+/* Runs compiled node i over io's tensors on the calling thread. */
 static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
-                                   int i, het_run_ctx *ctx) {
-  const het_node *node = &c->graph->nodes[c->nodes[i]];
-  het_tensor *in_small[16], *out_small[16];
+                                   int i, const het_kernel_io *io) {
+  int id = c->nodes[i];
+  const het_node *node = &c->graph->nodes[id];
+  het_tensor *in_small[32], *out_small[32];
   het_tensor **in = in_small, **out = out_small;
   het_status st = HET_OK;
-  if (node->n_inputs > 16 || node->n_outputs > 16) {
+  if (node->n_inputs > 32 || node->n_outputs > 32) {
     in = calloc((size_t)node->n_inputs + 1, sizeof *in);
     out = calloc((size_t)node->n_outputs + 1, sizeof *out);
     if (!in || !out) {
@@ -264,21 +333,12 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
       goto fail;
     }
   }
-  for (int k = 0; k < node->n_inputs; k++) {
-    in[k] = het_run_input(ctx, node, k);
-    if (in[k] && in[k]->device && in[k]->device->vt->alloc) {
-      st = het_error(HET_ERR_INTERNAL,
-                     "node '%s' (%s): input '%s' lives on %s memory; a "
-                     "copy to the host is missing",
-                     node->name, node->op_type,
-                     c->graph->values[node->inputs[k]].name,
-                     in[k]->device->vt->name);
-      goto fail;
-    }
-  }
-  st = het_run_prepare_outputs(ctx, node, in, NULL, out);
-  if (st != HET_OK)
-    goto fail;
+  if (io->dynamic && io->dynamic[id])
+    st = io->prepare_node(io, id, NULL);
+  for (int k = 0; k < node->n_inputs; k++)
+    in[k] = node->inputs[k] >= 0 ? io->values[node->inputs[k]] : NULL;
+  for (int o = 0; o < node->n_outputs; o++)
+    out[o] = node->outputs[o] >= 0 ? io->values[node->outputs[o]] : NULL;
   het_kernel_ctx kc = {
       .node = node,
       .opset = node->opset,
@@ -288,21 +348,21 @@ static het_status het_cpu_run_node(het_cpu_state *s, het_cpu_compiled *c,
       .outputs = out,
       .state = c->states[i],
       .threads = s->threads,
-      .run = ctx,
       .par = s->pool ? &s->par : NULL,
       .nhwc_in = c->layout[i].nhwc_in,
       .nhwc_out = c->layout[i].nhwc_out,
+      .scratch = io->scratch,
+      .scratch_size = io->scratch_bytes,
   };
-  st = c->kernels[i]->run(&kc);
-  if (st != HET_OK)
-    goto fail;
-  for (int o = 0; o < node->n_outputs; o++)
-    if (out[o] && !out[o]->data) {
+  double t0 = io->record ? het_clock_seconds() : 0;
+  if (st == HET_OK)
+    st = c->kernels[i]->run(&kc);
+  for (int o = 0; st == HET_OK && o < node->n_outputs; o++)
+    if (out[o] && !out[o]->data)
       st = het_error(HET_ERR_INTERNAL, "node '%s' (%s): output %d not sized",
                      node->name, node->op_type, o);
-      goto fail;
-    }
-  het_run_release_inputs(ctx, node);
+  if (st == HET_OK && io->record)
+    io->record(io->recorder, id, t0, het_clock_seconds());
 fail:
   if (in != in_small)
     free(in);
@@ -311,29 +371,85 @@ fail:
   return st;
 }
 
-static het_status het_cpu_run(void *state, void *compiled, het_run_ctx *ctx) {
-  het_cpu_compiled *c = compiled;
-  het_kernel_set_omp_threads(((het_cpu_state *)state)->threads);
-  for (int i = 0; i < c->n_nodes; i++) {
-    double t0 = ctx->record ? het_run_clock() : 0;
-    HET_TRY(het_cpu_run_node(state, c, i, ctx));
-    if (ctx->record)
-      ctx->record(ctx->recorder, c->nodes[i], t0, het_run_clock());
-  }
+/* p = {state, compiled, io}. */
+static het_status het_cpu_run_job(const het_hostq_job *job) {
+  het_cpu_state *s = job->p[0];
+  het_cpu_compiled *c = job->p[1];
+  het_kernel_set_omp_threads(s->threads);
+  for (int i = 0; i < c->n_nodes; i++)
+    HET_TRY(het_cpu_run_node(s, c, i, job->p[2]));
   return HET_OK;
 }
 
-het_status het_cpu_graph_compile(const het_graph *g, void **out) {
-  return het_cpu_compile(NULL, g, g->order, g->n_nodes, out);
+static het_status het_cpu_run_async(void *state, void *compiled, void *stream,
+                                    const het_kernel_io *io) {
+  het_hostq_job job = {.fn = het_cpu_run_job,
+                       .p = {state, compiled, (void *)io}};
+  return het_hostq_submit(stream, &job);
 }
 
-het_status het_cpu_graph_run(void *compiled, int threads, het_run_ctx *ctx) {
-  het_cpu_state s = {.threads = threads};
-  return het_cpu_run(&s, compiled, ctx);
+/* ---- streams and events: core host queues ---------------------------- */
+
+static het_status het_cpu_stream_create(void *state, unsigned flags,
+                                        void **stream) {
+  (void)state;
+  return het_hostq_create("cpu", (flags & HET_STREAM_INLINE) != 0,
+                          (het_hostq **)stream);
 }
 
-void het_cpu_graph_destroy(void *compiled) {
-  het_cpu_destroy_compiled(NULL, compiled);
+static void het_cpu_stream_destroy(void *state, void *stream) {
+  (void)state;
+  het_hostq_destroy(stream);
+}
+
+static het_status het_cpu_stream_synchronize(void *state, void *stream) {
+  (void)state;
+  return het_hostq_synchronize(stream);
+}
+
+static het_status het_cpu_event_create(void *state, void **event) {
+  (void)state;
+  *event = calloc(1, sizeof(het_hostq_event));
+  return *event ? HET_OK
+                : het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of "
+                                                   "memory");
+}
+
+static void het_cpu_event_destroy(void *state, void *event) {
+  (void)state;
+  free(event);
+}
+
+static het_status het_cpu_event_record(void *state, void *event,
+                                       void *stream) {
+  (void)state;
+  het_hostq_record(stream, event);
+  return HET_OK;
+}
+
+static het_status het_cpu_stream_wait(void *state, void *stream,
+                                      const het_event_ref *event) {
+  (void)state;
+  if (event->vt == &het_cpu_provider)
+    return het_hostq_wait_event(stream, event->event);
+  return het_hostq_wait_ref(stream, event);
+}
+
+static het_status het_cpu_event_synchronize(void *state, void *event) {
+  (void)state;
+  return het_hostq_event_wait(event);
+}
+
+static het_status het_cpu_event_query(void *state, void *event, bool *done) {
+  (void)state;
+  *done = het_hostq_event_done(event);
+  return HET_OK;
+}
+
+static het_status het_cpu_host_func(void *state, void *stream,
+                                    void (*fn)(void *), void *arg) {
+  (void)state;
+  return het_hostq_call(stream, fn, arg);
 }
 
 const het_provider_vtable het_cpu_provider = {
@@ -345,7 +461,20 @@ const het_provider_vtable het_cpu_provider = {
     .get_capability = het_cpu_get_capability,
     .estimate_cost = NULL,
     .compile = het_cpu_compile,
-    .run = het_cpu_run,
     .destroy_compiled = het_cpu_destroy_compiled,
-    .get_device_info = het_cpu_get_device_info,
+    .device_count = het_cpu_device_count,
+    .device_open = het_cpu_device_open,
+    .device_close = het_cpu_device_close,
+    .stream_create = het_cpu_stream_create,
+    .stream_destroy = het_cpu_stream_destroy,
+    .stream_synchronize = het_cpu_stream_synchronize,
+    .event_create = het_cpu_event_create,
+    .event_destroy = het_cpu_event_destroy,
+    .event_record = het_cpu_event_record,
+    .stream_wait = het_cpu_stream_wait,
+    .event_synchronize = het_cpu_event_synchronize,
+    .event_query = het_cpu_event_query,
+    .host_func = het_cpu_host_func,
+    .run_async = het_cpu_run_async,
+    .compiled_scratch = het_cpu_compiled_scratch,
 };

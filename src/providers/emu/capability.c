@@ -48,14 +48,14 @@ static bool het_emu_value_ok(const het_emu_state *s, const het_graph *g,
   if (v < 0)
     return true;
   het_dtype t = g->values[v].dtype;
-  bool converts_type = s->profile.float32_as != HET_DTYPE_UNDEFINED;
+  bool converts_type = s->dev->profile.float32_as != HET_DTYPE_UNDEFINED;
   if (converts_type && t == HET_DTYPE_UNDEFINED) {
     snprintf(why, why_cap,
              "emu: type of '%s' unknown at load time (float32_as needs it)",
              g->values[v].name);
     return false;
   }
-  if (s->profile.preferred_layout == HET_LAYOUT_NHWC &&
+  if (s->dev->profile.preferred_layout == HET_LAYOUT_NHWC &&
       g->values[v].shape.rank < 0) {
     snprintf(why, why_cap,
              "emu: rank of '%s' unknown at load time (NHWC needs it)",
@@ -64,7 +64,7 @@ static bool het_emu_value_ok(const het_emu_state *s, const het_graph *g,
   }
   if (t == HET_DTYPE_UNDEFINED)
     return true;
-  if (t == HET_DTYPE_STRING || !het_emu_profile_dtype_ok(&s->profile, t)) {
+  if (t == HET_DTYPE_STRING || !het_emu_profile_dtype_ok(&s->dev->profile, t)) {
     snprintf(why, why_cap, "emu: %s not supported (value '%s')",
              het_dtype_str(t), g->values[v].name);
     return false;
@@ -75,11 +75,11 @@ static bool het_emu_value_ok(const het_emu_state *s, const het_graph *g,
 /* The op is in the profile, or is a fusion of ops that all are. */
 static bool het_emu_has_op(const het_emu_state *s, const char *dom,
                            const char *op) {
-  if (het_emu_profile_has_op(&s->profile, dom, op))
+  if (het_emu_profile_has_op(&s->dev->profile, dom, op))
     return true;
   const char *const *parts = het_op_fused_parts(dom, op);
   for (; parts && *parts; parts++)
-    if (!het_emu_profile_has_op(&s->profile, "", *parts))
+    if (!het_emu_profile_has_op(&s->dev->profile, "", *parts))
       return false;
   return parts != NULL;
 }
@@ -89,21 +89,21 @@ bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
   const char *dom = node->domain && *node->domain ? node->domain : "";
   if (!het_emu_has_op(s, dom, node->op_type)) {
     snprintf(why, why_cap, "emu: op %s%s%s not in profile '%s'", dom,
-             *dom ? "." : "", node->op_type, s->profile.name);
+             *dom ? "." : "", node->op_type, s->dev->profile.name);
     return false;
   }
   const char *act = het_node_fused_activation(node);
-  if (act && !het_emu_profile_has_op(&s->profile, "", act)) {
+  if (act && !het_emu_profile_has_op(&s->dev->profile, "", act)) {
     snprintf(why, why_cap, "emu: fused %s not in profile '%s'", act,
-             s->profile.name);
+             s->dev->profile.name);
     return false;
   }
   for (const char *const *op = het_emu_typed_ops;
-       s->profile.float32_as != HET_DTYPE_UNDEFINED && *op; op++)
+       s->dev->profile.float32_as != HET_DTYPE_UNDEFINED && *op; op++)
     if (strcmp(node->op_type, *op) == 0) {
       snprintf(why, why_cap, "emu: %s fixes its output type, but '%s' keeps "
-               "float32 as %s", node->op_type, s->profile.name,
-               het_dtype_str(s->profile.float32_as));
+               "float32 as %s", node->op_type, s->dev->profile.name,
+               het_dtype_str(s->dev->profile.float32_as));
       return false;
     }
   if (het_emu_is_dynamic(node)) {
@@ -132,7 +132,7 @@ bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
       return false;
     }
   }
-  snprintf(why, why_cap, "emu '%s' runs %s", s->profile.name, node->op_type);
+  snprintf(why, why_cap, "emu '%s' runs %s", s->dev->profile.name, node->op_type);
   return true;
 }
 
@@ -150,7 +150,7 @@ het_status het_emu_estimate_cost(void *state, const het_graph *graph,
                                  int node, double *seconds) {
   const het_emu_state *s = state;
   het_device_info info;
-  het_emu_profile_device_info(&s->profile, &info);
-  *seconds = het_roofline_node(graph, node, &info) + s->profile.launch_overhead;
+  het_emu_profile_device_info(&s->dev->profile, &info);
+  *seconds = het_roofline_node(graph, node, &info) + s->dev->profile.launch_overhead;
   return HET_OK;
 }

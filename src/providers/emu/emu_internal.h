@@ -1,8 +1,10 @@
-/* emu_internal.h — the parts of the emulated accelerator and the state that
- * ties them together: device profile (profile.c), handle-based memory space
- * (memory.c), FIFO streams served by threads (stream.c), capability and cost
- * (capability.c), compile/run (kernels.c), staging memory and asynchronous
- * copies (staging.c), vtable and options (provider.c).
+/* emu_internal.h — the parts of the emulated accelerator: device profile
+ * (profile.c), its own memory space (memory.c), streams and engines
+ * (stream.c), capability and cost (capability.c), compile and run
+ * (kernels.c), the vtable, devices, instances and copies (provider.c).
+ * The device level (het_emu_device: profile, memory, engines) is shared by
+ * the sessions of an env; an instance (het_emu_state) holds one session's
+ * options and fault counters.
  * Only files under src/providers/emu (and its tests) include this header.
  */
 #ifndef HET_EMU_INTERNAL_H
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hostq.h"
 #include "core/ir.h"
 #include "hetrt/provider.h"
 
@@ -52,9 +55,10 @@ void het_emu_profile_device_info(const het_emu_profile *p,
 
 /* ---- memory space (memory.c) -------------------------------------------- */
 
-/* A separate memory space: allocations are named by handles that are not
- * host addresses (tagged, non-canonical values), resolved through a table
- * under a mutex.  Thread-safe. */
+/* A separate memory space: allocations are named by device addresses that
+ * are not host addresses (tagged, non-canonical values); base + k inside a
+ * block is an address too.  Resolved to host storage under a mutex.
+ * Thread-safe. */
 typedef struct het_emu_memory het_emu_memory;
 
 het_status het_emu_memory_create(const char *device, size_t capacity,
@@ -64,10 +68,11 @@ void het_emu_memory_destroy(het_emu_memory *m);
 /* ERR_CAPACITY naming the device and the bytes when the device is full. */
 het_status het_emu_memory_alloc(het_emu_memory *m, size_t nbytes,
                                 void **handle);
-/* Ignores handles that are not live (there is no status to return). */
+/* Frees the block starting at addr; ignores addresses that are not the
+ * start of a live block (there is no status to return). */
 void het_emu_memory_free(het_emu_memory *m, const void *handle);
-/* The storage behind a live handle, checked to hold at least nbytes.
- * Borrowed: valid until the handle is freed. */
+/* The storage behind [addr, addr + nbytes), which must lie in one live
+ * block.  Borrowed: valid until the block is freed. */
 het_status het_emu_memory_resolve(het_emu_memory *m, const void *handle,
                                   size_t nbytes, void **ptr);
 /* Bytes currently charged and the high-water mark. */
@@ -75,80 +80,75 @@ void het_emu_memory_usage(het_emu_memory *m, size_t *used, size_t *peak);
 /* Whether the value carries the emu handle tag (a cheap shape check). */
 bool het_emu_handle_is_tagged(const void *handle);
 
-/* ---- streams (stream.c) -------------------------------------------------- */
+/* ---- devices, engines and streams (stream.c) ------------------------------ */
 
-typedef het_status (*het_emu_job_fn)(void *arg);
+/* The engines of a device: one runs kernels, one copies host to device
+ * (and device to device), one copies device to host.  Work from every
+ * stream of the device takes its engine for as long as it runs (and, in
+ * timed mode, for its modelled time), so streams overlap only across
+ * engines, as on a GPU with two copy engines. */
+enum { HET_EMU_ENGINE_COMPUTE, HET_EMU_ENGINE_IN, HET_EMU_ENGINE_OUT,
+       HET_EMU_ENGINES };
 
-/* One unit of work on a stream.  The submitter fills fn, arg and pace_s and
- * keeps the job alive until het_emu_stream_wait returns for it. */
-typedef struct het_emu_job {
-  het_emu_job_fn fn;
-  void *arg;
-  double pace_s; /* > 0: the job takes at least this long (timed mode) */
-  /* written by the stream */
-  het_status status;
-  bool done;
-  char message[512];
-  struct het_emu_job *next;
-} het_emu_job;
-
-/* A FIFO queue served by one thread, in submission order.  jitter_us > 0
- * adds a random delay in [0, jitter_us] microseconds to each paced job. */
-typedef struct het_emu_stream het_emu_stream;
-
-het_status het_emu_stream_create(const char *name, unsigned jitter_us,
-                                 het_emu_stream **out);
-/* Finishes the queued jobs, then stops the thread.  Accepts NULL. */
-void het_emu_stream_destroy(het_emu_stream *s);
-void het_emu_stream_submit(het_emu_stream *s, het_emu_job *job);
-/* Blocks (no spinning) until job is done; returns its status and re-raises
- * its message on the calling thread. */
-het_status het_emu_stream_wait(het_emu_stream *s, het_emu_job *job);
-
-/* ---- provider state (provider.c) ----------------------------------------- */
+typedef struct het_emu_device {
+  het_emu_profile profile;
+  het_emu_memory *mem;
+  pthread_mutex_t engine[HET_EMU_ENGINES];
+  /* Fault injection of allocations (memory is the device's): the
+   * allocation numbered fail_alloc_at (counted from 1 over the device's
+   * life) fails; 0 = none.  A session's emu.fail_alloc=N sets it N
+   * allocations ahead of the count when the session is created. */
+  atomic_long n_alloc, fail_alloc_at;
+} het_emu_device;
 
 typedef enum het_emu_mode { HET_EMU_FAST = 0, HET_EMU_TIMED = 1 } het_emu_mode;
 
 enum { HET_EMU_FAULT_ALLOC, HET_EMU_FAULT_KERNEL, HET_EMU_FAULT_COPY,
        HET_EMU_FAULT_KINDS };
 
-#define HET_EMU_STAGING_POOL 8 /* staging blocks kept for reuse */
-
+/* One session's instance. */
 typedef struct het_emu_state {
-  het_emu_profile profile;
+  het_emu_device *dev;
+  const het_device *self;              /* the core's object for dev */
   het_emu_mode mode;
-  int threads;                         /* passed to CPU kernels */
+  int threads;                         /* passed to the kernels */
   unsigned jitter_us;
   long fail_at[HET_EMU_FAULT_KINDS];   /* 1-based op number, 0 = never */
   atomic_long op_count[HET_EMU_FAULT_KINDS];
-  het_emu_memory *mem;
-  het_emu_stream *compute;             /* kernel jobs */
-  het_emu_stream *copy;                /* copy engine */
-  pthread_mutex_t staging_lock;        /* guards staging_free */
-  void *staging_free[HET_EMU_STAGING_POOL]; /* freed staging blocks */
-  int n_staging_free;
-  /* The session's het_device for this state, learned from the first input
-   * tensor that lives here; own_device until then. */
-  _Atomic(const het_device *) self;
-  het_device own_device;
 } het_emu_state;
+
+/* A stream: a host queue (inline or served by its own thread) whose jobs
+ * take the device's engines; seed drives its jitter. */
+typedef struct het_emu_stream {
+  het_hostq *q;
+  het_emu_state *s;
+  unsigned seed;
+} het_emu_stream;
+
+/* Runs work(arg) on engine e of s's device, holding it; in timed mode the
+ * engine stays held until pace_s (+ up to jitter_us of jitter) after it was
+ * taken, modelling the device time.  t0/t1 (may be NULL) receive when the
+ * engine was taken and given back (monotonic seconds). */
+het_status het_emu_engine_run(het_emu_stream *st, int engine, double pace_s,
+                              het_status (*work)(void *arg), void *arg,
+                              double *t0, double *t1);
+
+het_status het_emu_stream_create(void *state, unsigned flags, void **stream);
+void het_emu_stream_destroy(void *state, void *stream);
+het_status het_emu_stream_synchronize(void *state, void *stream);
+het_status het_emu_event_create(void *state, void **event);
+void het_emu_event_destroy(void *state, void *event);
+het_status het_emu_event_record(void *state, void *event, void *stream);
+het_status het_emu_stream_wait(void *state, void *stream,
+                               const het_event_ref *event);
+het_status het_emu_event_synchronize(void *state, void *event);
+het_status het_emu_event_query(void *state, void *event, bool *done);
+het_status het_emu_host_func(void *state, void *stream, void (*fn)(void *),
+                             void *arg);
 
 /* Counts one operation of kind; returns its 1-based number in *nth and
  * true when it is the one to fail (fault injection). */
 bool het_emu_fault_hit(het_emu_state *s, int kind, long *nth);
-/* Whether t lives in this emu's memory. */
-bool het_emu_tensor_is_here(const het_emu_state *s, const het_tensor *t);
-
-/* ---- staging memory and asynchronous copies (staging.c, ABI 2) ----------- */
-
-het_status het_emu_alloc_host(void *state, size_t nbytes, void **ptr);
-void het_emu_free_host(void *state, void *ptr);
-het_status het_emu_copy_submit(void *state, het_copy_direction direction,
-                               void *handle, size_t offset, void *host,
-                               size_t nbytes, void **ticket);
-het_status het_emu_copy_wait(void *state, void *ticket);
-/* Frees the pooled staging blocks (at destroy). */
-void het_emu_staging_deinit(het_emu_state *s);
 
 /* ---- capability and cost (capability.c) ---------------------------------- */
 
@@ -164,7 +164,10 @@ het_status het_emu_estimate_cost(void *state, const het_graph *graph,
 
 het_status het_emu_compile(void *state, const het_graph *graph,
                            const int *nodes, int n_nodes, void **out);
-het_status het_emu_run(void *state, void *compiled, het_run_ctx *ctx);
+het_status het_emu_run_async(void *state, void *compiled, void *stream,
+                             const het_kernel_io *io);
+het_status het_emu_compiled_scratch(void *state, void *compiled,
+                                    const het_kernel_io *io, size_t *bytes);
 void het_emu_destroy_compiled(void *state, void *compiled);
 
 #endif

@@ -1,18 +1,19 @@
-/* kernels.c — compile and run on the emu.  Compile picks each node's CPU
- * kernel and prepares its state (as the CPU provider does); run checks that
- * every input lives in this emu's memory (else: a missing copy), allocates
- * outputs there, and runs the kernel on the compute stream's thread over
- * host views of the device blocks.  Invariant: a compiled subgraph is
+/* kernels.c — compile and run on the emu.  Compile picks each node's
+ * kernel from the kernel library and prepares its state; run_async queues
+ * one job on the stream that runs the subgraph's nodes in order, each on
+ * the compute engine (paced to its modelled time in timed mode), over host
+ * views of the device blocks the plan placed.  A device that keeps rank-4
+ * tensors NHWC reorders them through the run's scratch (compiled_scratch
+ * sizes it) around the NCHW kernels.  Invariant: a compiled subgraph is
  * read-only after compile, so concurrent runs share it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/run.h"
+#include "core/tensor.h"
 #include "kernels/kernel.h"
 #include "providers/emu/emu_internal.h"
-#include "core/tensor.h"
 
 typedef struct het_emu_compiled {
   const het_graph *graph;
@@ -78,198 +79,257 @@ fail:
   return st;
 }
 
+#define HET_EMU_MAX_IO 64
+
+/* ---- scratch: NHWC reorders and the kernels' own ------------------------- */
+
+static size_t het_emu_align(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Bytes of node's rank-4 inputs and outputs (reordered through scratch). */
+static size_t het_emu_node_scratch(const het_node *node,
+                                   het_tensor *const *values) {
+  size_t b = 0;
+  for (int k = 0; k < node->n_inputs + node->n_outputs; k++) {
+    int v = k < node->n_inputs ? node->inputs[k]
+                               : node->outputs[k - node->n_inputs];
+    const het_tensor *t = v >= 0 ? values[v] : NULL;
+    if (t && t->rank == 4)
+      b += het_emu_align(het_dims_count(t->dims, 4) *
+                         (int64_t)het_dtype_size(t->dtype));
+  }
+  return b;
+}
+
+/* Bytes node i's kernel asks for (after its NHWC reorders). */
+static size_t het_emu_kernel_scratch(const het_emu_compiled *c, int i,
+                                     het_tensor *const *values) {
+  const het_node *node = &c->graph->nodes[c->nodes[i]];
+  if (!c->kernels[i]->scratch || node->n_inputs > HET_EMU_MAX_IO ||
+      node->n_outputs > HET_EMU_MAX_IO)
+    return 0;
+  het_tensor *in[HET_EMU_MAX_IO], *out[HET_EMU_MAX_IO];
+  for (int k = 0; k < node->n_inputs; k++)
+    in[k] = node->inputs[k] >= 0 ? values[node->inputs[k]] : NULL;
+  for (int o = 0; o < node->n_outputs; o++) {
+    out[o] = node->outputs[o] >= 0 ? values[node->outputs[o]] : NULL;
+    if (node->outputs[o] >= 0 && !out[o])
+      return 0; /* dynamic */
+  }
+  het_kernel_ctx kc = {.node = node, .opset = node->opset,
+                       .n_inputs = node->n_inputs, .inputs = in,
+                       .n_outputs = node->n_outputs, .outputs = out,
+                       .state = c->states[i], .threads = 1};
+  return het_emu_align(c->kernels[i]->scratch(&kc));
+}
+
+het_status het_emu_compiled_scratch(void *state, void *compiled,
+                                    const het_kernel_io *io, size_t *bytes) {
+  het_emu_state *s = state;
+  het_emu_compiled *c = compiled;
+  *bytes = 0;
+  bool nhwc = s->dev->profile.preferred_layout == HET_LAYOUT_NHWC;
+  for (int i = 0; i < c->n_nodes; i++) {
+    size_t b = het_emu_kernel_scratch(c, i, io->values);
+    if (nhwc)
+      b += het_emu_node_scratch(&c->graph->nodes[c->nodes[i]], io->values);
+    if (b > *bytes)
+      *bytes = b;
+  }
+  return HET_OK;
+}
+
 /* ---- run ----------------------------------------------------------------- */
 
-typedef struct het_emu_kernel_job {
+/* The views of one node's inputs and outputs (host memory behind the
+ * device addresses), with the kernel-facing pointer arrays. */
+typedef struct het_emu_node_io {
+  het_tensor view[2 * HET_EMU_MAX_IO];
+  het_tensor *in[HET_EMU_MAX_IO], *out[HET_EMU_MAX_IO];
+  void *dev_out[HET_EMU_MAX_IO]; /* NHWC: device storage of outputs */
+} het_emu_node_io;
+
+/* A host view of device tensor t. */
+static het_status het_emu_view(het_emu_state *s, const het_tensor *t,
+                               het_tensor *view) {
+  *view = *t;
+  view->owned = false;
+  view->device = NULL;
+  return het_emu_memory_resolve(s->dev->mem, t->data, t->nbytes, &view->data);
+}
+
+static het_status het_emu_missing_copy(het_emu_state *s, const het_graph *g,
+                                       const het_node *node, int v,
+                                       const het_tensor *t) {
+  const het_value *val = &g->values[v];
+  return het_error(HET_ERR_INTERNAL,
+                   "emu: node '%s' (%s): missing copy: input '%s'%s lives in "
+                   "%s memory, not on emu device '%s'",
+                   node->name, node->op_type, val->name,
+                   val->initializer ? " (an initializer)" : "",
+                   t && t->device ? t->device->name : "host",
+                   s->dev->profile.name);
+}
+
+static het_status het_emu_inputs(het_emu_state *s, const het_graph *g,
+                                 const het_node *node, const het_kernel_io *io,
+                                 het_emu_node_io *nio) {
+  for (int k = 0; k < node->n_inputs; k++) {
+    int v = node->inputs[k];
+    nio->in[k] = NULL;
+    if (v < 0)
+      continue;
+    het_tensor *t = io->values[v];
+    if (!t || !t->data || t->device != s->self)
+      return het_emu_missing_copy(s, g, node, v, t);
+    nio->in[k] = &nio->view[k];
+    HET_TRY(het_emu_view(s, t, nio->in[k]));
+  }
+  return HET_OK;
+}
+
+static het_status het_emu_outputs(het_emu_state *s, const het_graph *g,
+                                  const het_node *node,
+                                  const het_kernel_io *io,
+                                  het_emu_node_io *nio) {
+  for (int o = 0; o < node->n_outputs; o++) {
+    int v = node->outputs[o];
+    nio->out[o] = NULL;
+    if (v < 0)
+      continue;
+    het_tensor *t = io->values[v];
+    if (!t || !t->data || t->device != s->self)
+      return het_error(HET_ERR_INTERNAL,
+                       "emu: node '%s' (%s): output '%s' is not placed on "
+                       "emu device '%s'",
+                       node->name, node->op_type, g->values[v].name,
+                       s->dev->profile.name);
+    nio->out[o] = &nio->view[node->n_inputs + o];
+    HET_TRY(het_emu_view(s, t, nio->out[o]));
+  }
+  return HET_OK;
+}
+
+/* NHWC device: rank-4 inputs are reordered into scratch (NCHW) for the
+ * kernel, and rank-4 outputs are computed there, to be reordered back by
+ * het_emu_from_scratch. */
+static het_status het_emu_to_scratch(const het_node *node,
+                                     const het_kernel_io *io, char *base,
+                                     het_emu_node_io *nio) {
+  size_t need = het_emu_node_scratch(node, io->values), used = 0;
+  if (need == 0)
+    return HET_OK;
+  if (!base || io->scratch_bytes < need)
+    return het_error(HET_ERR_INTERNAL,
+                     "emu: node '%s': %zu bytes of scratch planned, %zu needed",
+                     node->name, io->scratch_bytes, need);
+  for (int k = 0; k < node->n_inputs + node->n_outputs; k++) {
+    bool in = k < node->n_inputs;
+    het_tensor *v = in ? nio->in[k] : nio->out[k - node->n_inputs];
+    if (!v || v->rank != 4)
+      continue;
+    char *slot = base + used;
+    used += het_emu_align(v->nbytes);
+    if (in)
+      het_layout_permute(v->data, slot, v->dims, het_dtype_size(v->dtype),
+                         false);
+    else
+      nio->dev_out[k - node->n_inputs] = v->data;
+    v->data = slot;
+  }
+  return HET_OK;
+}
+
+static void het_emu_from_scratch(const het_node *node, het_emu_node_io *nio) {
+  for (int o = 0; o < node->n_outputs; o++)
+    if (nio->dev_out[o]) {
+      het_tensor *v = nio->out[o];
+      het_layout_permute(v->data, nio->dev_out[o], v->dims,
+                         het_dtype_size(v->dtype), true);
+    }
+}
+
+typedef struct het_emu_kernel_call {
   het_emu_state *s;
   const het_kernel *kernel;
   het_kernel_ctx kc;
-} het_emu_kernel_job;
+} het_emu_kernel_call;
 
 static het_status het_emu_kernel_exec(void *arg) {
-  het_emu_kernel_job *j = arg;
+  het_emu_kernel_call *j = arg;
   long nth;
   if (het_emu_fault_hit(j->s, HET_EMU_FAULT_KERNEL, &nth))
     return het_error(HET_ERR_KERNEL,
                      "emu: injected fault: kernel #%ld (node '%s', %s) on "
                      "device '%s'",
                      nth, j->kc.node->name, j->kc.node->op_type,
-                     j->s->profile.name);
+                     j->s->dev->profile.name);
   return j->kernel->run(&j->kc);
 }
 
-/* A host view of device tensor t: same shape, data = its block. */
-static het_status het_emu_view(het_emu_state *s, const het_tensor *t,
-                               het_tensor *view) {
-  *view = *t;
-  view->owned = false;
-  view->device = NULL;
-  return het_emu_memory_resolve(s->mem, t->data, t->nbytes, &view->data);
-}
-
-/* Per-node scratch: views and their pointer arrays. */
-typedef struct het_emu_node_io {
-  het_tensor *in_view, *out_view;
-  het_tensor **in, **out;       /* kernel-facing (views or NULL) */
-  het_tensor **out_dev;         /* the device tensors in ctx */
-  void *block;
-} het_emu_node_io;
-
-static het_status het_emu_io_init(het_emu_node_io *io, const het_node *node) {
-  size_t ni = (size_t)node->n_inputs + 1, no = (size_t)node->n_outputs + 1;
-  size_t bytes = (ni + no) * sizeof(het_tensor) + (ni + 2 * no) * sizeof(void *);
-  io->block = calloc(1, bytes);
-  if (!io->block)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
-                     node->name);
-  io->in_view = io->block;
-  io->out_view = io->in_view + ni;
-  io->in = (het_tensor **)(io->out_view + no);
-  io->out = io->in + ni;
-  io->out_dev = io->out + no;
-  return HET_OK;
-}
-
-/* Input k of node as a view, checking it lives here (else: missing copy). */
-static het_status het_emu_input(het_emu_state *s, het_run_ctx *ctx,
-                                const het_node *node, int k,
-                                het_emu_node_io *io) {
-  het_tensor *t = het_run_input(ctx, node, k);
-  io->in[k] = NULL;
-  if (!t) {
-    if (node->inputs[k] < 0)
-      return HET_OK;
-    return het_error(HET_ERR_INTERNAL, "node '%s': input '%s' not computed",
-                     node->name, ctx->graph->values[node->inputs[k]].name);
+static het_status het_emu_run_node(het_emu_stream *st, het_emu_compiled *c,
+                                   int i, const het_kernel_io *io) {
+  het_emu_state *s = st->s;
+  const het_graph *g = c->graph;
+  int id = c->nodes[i];
+  const het_node *node = &g->nodes[id];
+  if (node->n_inputs > HET_EMU_MAX_IO || node->n_outputs > HET_EMU_MAX_IO)
+    return het_error(HET_ERR_UNSUPPORTED,
+                     "emu: node '%s' has more than %d inputs or outputs",
+                     node->name, HET_EMU_MAX_IO);
+  het_emu_node_io nio;
+  memset(nio.dev_out, 0, sizeof nio.dev_out);
+  HET_TRY(het_emu_inputs(s, g, node, io, &nio));
+  if (io->dynamic && io->dynamic[id])
+    HET_TRY(io->prepare_node(io, id, nio.in));
+  HET_TRY(het_emu_outputs(s, g, node, io, &nio));
+  bool nhwc = s->dev->profile.preferred_layout == HET_LAYOUT_NHWC;
+  char *base = NULL; /* the run's scratch, as host memory */
+  if (io->scratch && io->scratch_bytes) {
+    void *p;
+    HET_TRY(het_emu_memory_resolve(s->dev->mem, io->scratch, io->scratch_bytes,
+                                   &p));
+    base = p;
   }
-  const het_value *val = &ctx->graph->values[node->inputs[k]];
-  if (!het_emu_tensor_is_here(s, t))
-    return het_error(
-        HET_ERR_INTERNAL,
-        "emu: node '%s' (%s): missing copy: input '%s'%s lives in %s%s "
-        "memory, not on emu device '%s'",
-        node->name, node->op_type, val->name,
-        val->initializer == t ? " (an initializer)" : "",
-        t->device ? t->device->vt->name : "host",
-        t->device ? " device" : "", s->profile.name);
-  const het_device *none = NULL;
-  atomic_compare_exchange_strong(&s->self, &none, t->device);
-  io->in[k] = &io->in_view[k];
-  return het_emu_view(s, t, &io->in_view[k]);
-}
-
-/* Views of the outputs het_run_prepare_outputs placed on the device. */
-static het_status het_emu_outputs(het_emu_state *s, het_run_ctx *ctx,
-                                  const het_node *node, het_emu_node_io *io) {
-  const het_device *dev = atomic_load(&s->self);
-  HET_TRY(het_run_prepare_outputs(ctx, node, io->in, dev ? dev : &s->own_device,
-                                  io->out_dev));
-  for (int o = 0; o < node->n_outputs; o++) {
-    het_tensor *t = io->out_dev[o];
-    io->out[o] = NULL;
-    if (!t)
-      continue;
-    if (!t->data)
-      return het_error(HET_ERR_UNSUPPORTED,
-                       "emu: node '%s' (%s): output '%s' has a data-dependent "
-                       "shape",
-                       node->name, node->op_type,
-                       ctx->graph->values[node->outputs[o]].name);
-    io->out[o] = &io->out_view[o];
-    HET_TRY(het_emu_view(s, t, &io->out_view[o]));
-  }
-  return HET_OK;
-}
-
-/* NHWC devices keep rank-4 tensors in NHWC; the CPU kernels compute in
- * NCHW.  Inputs are reordered into scratch before a kernel and outputs
- * written to scratch are reordered into device memory after it. */
-typedef struct het_emu_layout_scratch {
-  void **bufs;  /* per input, then per output: scratch or NULL */
-  void **dev;   /* per output: the device block behind the view */
-  int n_in, n_out;
-} het_emu_layout_scratch;
-
-static het_status het_emu_to_nchw(het_emu_node_io *io, const het_node *node,
-                                  het_emu_layout_scratch *ls) {
-  ls->n_in = node->n_inputs;
-  ls->n_out = node->n_outputs;
-  ls->bufs = calloc((size_t)(ls->n_in + 2 * ls->n_out) + 1, sizeof(void *));
-  if (!ls->bufs)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
-                     node->name);
-  ls->dev = ls->bufs + ls->n_in + ls->n_out;
-  for (int k = 0; k < ls->n_in + ls->n_out; k++) {
-    het_tensor *v = k < ls->n_in ? io->in[k] : io->out[k - ls->n_in];
-    if (!v || v->rank != 4 || v->nbytes == 0)
-      continue;
-    if (!(ls->bufs[k] = malloc(v->nbytes)))
-      return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
-                       node->name);
-    if (k < ls->n_in)
-      het_layout_permute(v->data, ls->bufs[k], v->dims,
-                         het_dtype_size(v->dtype), false);
-    else
-      ls->dev[k - ls->n_in] = v->data;
-    v->data = ls->bufs[k];
-  }
-  return HET_OK;
-}
-
-static void het_emu_from_nchw(het_emu_node_io *io, het_emu_layout_scratch *ls,
-                              bool write_back) {
-  for (int o = 0; write_back && o < ls->n_out; o++)
-    if (ls->dev[o])
-      het_layout_permute(ls->bufs[ls->n_in + o], ls->dev[o], io->out[o]->dims,
-                         het_dtype_size(io->out[o]->dtype), true);
-  for (int k = 0; ls->bufs && k < ls->n_in + ls->n_out; k++)
-    free(ls->bufs[k]);
-  free(ls->bufs);
-}
-
-static het_status het_emu_run_node(het_emu_state *s, het_emu_compiled *c,
-                                   int i, het_run_ctx *ctx) {
-  const het_node *node = &c->graph->nodes[c->nodes[i]];
-  het_emu_node_io io = {0};
-  het_status st = het_emu_io_init(&io, node);
-  for (int k = 0; st == HET_OK && k < node->n_inputs; k++)
-    st = het_emu_input(s, ctx, node, k, &io);
-  if (st == HET_OK)
-    st = het_emu_outputs(s, ctx, node, &io);
-  bool nhwc = s->profile.preferred_layout == HET_LAYOUT_NHWC;
-  het_emu_layout_scratch ls = {0};
-  if (st == HET_OK && nhwc)
-    st = het_emu_to_nchw(&io, node, &ls);
-  if (st == HET_OK) {
-    het_emu_kernel_job kj = {
-        .s = s,
-        .kernel = c->kernels[i],
-        .kc = {.node = node, .opset = node->opset, .n_inputs = node->n_inputs,
-               .inputs = io.in, .n_outputs = node->n_outputs,
-               .outputs = io.out, .state = c->states[i],
-               .threads = s->threads, .run = ctx},
-    };
-    het_emu_job job = {.fn = het_emu_kernel_exec, .arg = &kj};
-    if (s->mode == HET_EMU_TIMED)
-      job.pace_s = c->modeled_s[i];
-    het_emu_stream_submit(s->compute, &job);
-    st = het_emu_stream_wait(s->compute, &job);
-  }
+  size_t reorders = nhwc ? het_emu_node_scratch(node, io->values) : 0;
   if (nhwc)
-    het_emu_from_nchw(&io, &ls, st == HET_OK);
-  if (st == HET_OK)
-    het_run_release_inputs(ctx, node);
-  free(io.block);
-  return st;
+    HET_TRY(het_emu_to_scratch(node, io, base, &nio));
+  het_emu_kernel_call call = {
+      .s = s,
+      .kernel = c->kernels[i],
+      .kc = {.node = node, .opset = node->opset, .n_inputs = node->n_inputs,
+             .inputs = nio.in, .n_outputs = node->n_outputs,
+             .outputs = nio.out, .state = c->states[i],
+             .threads = s->threads,
+             .scratch = base && io->scratch_bytes > reorders ? base + reorders
+                                                             : NULL,
+             .scratch_size = base && io->scratch_bytes > reorders
+                                 ? io->scratch_bytes - reorders
+                                 : 0},
+  };
+  double t0, t1;
+  HET_TRY(het_emu_engine_run(st, HET_EMU_ENGINE_COMPUTE, c->modeled_s[i],
+                             het_emu_kernel_exec, &call, &t0, &t1));
+  if (nhwc)
+    het_emu_from_scratch(node, &nio);
+  if (io->record)
+    io->record(io->recorder, id, t0, t1);
+  return HET_OK;
 }
 
-het_status het_emu_run(void *state, void *compiled, het_run_ctx *ctx) {
-  het_emu_compiled *c = compiled;
-  for (int i = 0; i < c->n_nodes; i++) {
-    double t0 = ctx->record ? het_run_clock() : 0;
-    HET_TRY(het_emu_run_node(state, c, i, ctx));
-    if (ctx->record)
-      ctx->record(ctx->recorder, c->nodes[i], t0, het_run_clock());
-  }
+/* p = {stream, compiled, io}. */
+static het_status het_emu_run_job(const het_hostq_job *job) {
+  het_emu_stream *st = job->p[0];
+  het_emu_compiled *c = job->p[1];
+  for (int i = 0; i < c->n_nodes; i++)
+    HET_TRY(het_emu_run_node(st, c, i, job->p[2]));
   return HET_OK;
+}
+
+het_status het_emu_run_async(void *state, void *compiled, void *stream,
+                             const het_kernel_io *io) {
+  (void)state;
+  het_emu_stream *st = stream;
+  het_hostq_job job = {.fn = het_emu_run_job,
+                       .p = {st, compiled, (void *)io}};
+  return het_hostq_submit(st->q, &job);
 }

@@ -1,9 +1,15 @@
-/* memory.c — the emu's separate memory space.  A handle is a tagged value
- * (tag in bits 63..48, a generation in bits 47..32, a slot index below) that
- * is a non-canonical address on x86-64 and AArch64, so dereferencing one by
- * accident faults; only het_emu_memory_resolve turns it into storage.
- * Invariants: used = sum of charged sizes of live blocks <= capacity (when
- * capacity > 0); a freed slot's generation changes, so stale handles fail.
+/* memory.c — the emu's separate memory space.  Device addresses live in a
+ * private address range: the tag 0xE4D0 in bits 63..48 (a non-canonical
+ * address on x86-64 and AArch64, so dereferencing one by accident faults)
+ * and below it a 48-bit address.  Each open memory space owns one of
+ * 256 windows of 2^40 bytes (bits 47..40), so an address of one emu device
+ * is never an address of another open one; inside its window a bump
+ * pointer hands out addresses and never goes back, so an address of a
+ * freed block stays dead.  As on a real
+ * device, an address inside a block (base + k) is an address too; only
+ * het_emu_memory_resolve turns a range into host storage.
+ * Invariants: blocks[] is sorted by base and the ranges do not overlap;
+ * used = sum of charged sizes of live blocks <= capacity (when > 0).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,15 +20,16 @@
 #include "providers/emu/emu_internal.h"
 
 #define HET_EMU_TAG 0xE4D0u
-#define HET_EMU_NO_SLOT UINT32_MAX
 #define HET_EMU_GRAIN 256 /* allocation granularity charged to capacity */
+#define HET_EMU_SPAN ((uint64_t)1 << 48)
+#define HET_EMU_WINDOW_BITS 40
+#define HET_EMU_WINDOWS 256 /* HET_EMU_SPAN >> HET_EMU_WINDOW_BITS */
 
 typedef struct het_emu_block {
-  void *data;      /* NULL when the slot is free */
+  uint64_t base;   /* device address without the tag */
   size_t nbytes;   /* requested size */
   size_t charged;  /* nbytes rounded up to the grain */
-  uint16_t gen;
-  uint32_t next_free;
+  void *data;
 } het_emu_block;
 
 struct het_emu_memory {
@@ -30,19 +37,20 @@ struct het_emu_memory {
   char device[HET_EMU_NAME_CAP];
   size_t capacity, used, peak;
   het_emu_block *blocks;
-  uint32_t n_blocks, cap_blocks;
-  uint32_t free_head;
+  size_t n_blocks, cap_blocks;
+  unsigned window; /* index of this space's address window */
+  uint64_t next;   /* next free address (bump) */
+  uint64_t end;    /* first address past the window */
 };
 
-_Static_assert(sizeof(uintptr_t) >= 8, "emu handles need 64-bit pointers");
+/* Which address windows open memory spaces hold. */
+static pthread_mutex_t het_emu_windows_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool het_emu_windows[HET_EMU_WINDOWS];
 
-static void *het_emu_handle_make(uint32_t index, uint16_t gen) {
-  uint64_t h = ((uint64_t)HET_EMU_TAG << 48) | ((uint64_t)gen << 32) | index;
-  return (void *)(uintptr_t)h;
-}
+_Static_assert(sizeof(uintptr_t) >= 8, "emu addresses need 64-bit pointers");
 
-bool het_emu_handle_is_tagged(const void *handle) {
-  return ((uint64_t)(uintptr_t)handle >> 48) == HET_EMU_TAG;
+bool het_emu_handle_is_tagged(const void *addr) {
+  return ((uint64_t)(uintptr_t)addr >> 48) == HET_EMU_TAG;
 }
 
 het_status het_emu_memory_create(const char *device, size_t capacity,
@@ -56,7 +64,26 @@ het_status het_emu_memory_create(const char *device, size_t capacity,
   }
   snprintf(m->device, sizeof m->device, "%s", device);
   m->capacity = capacity;
-  m->free_head = HET_EMU_NO_SLOT;
+  pthread_mutex_lock(&het_emu_windows_lock);
+  unsigned w = 0;
+  while (w < HET_EMU_WINDOWS && het_emu_windows[w])
+    w++;
+  if (w < HET_EMU_WINDOWS)
+    het_emu_windows[w] = true;
+  pthread_mutex_unlock(&het_emu_windows_lock);
+  if (w == HET_EMU_WINDOWS) {
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+    return het_error(HET_ERR_CAPACITY,
+                     "emu device '%s': %d emu devices are open already, the "
+                     "most one process can hold",
+                     device, HET_EMU_WINDOWS);
+  }
+  m->window = w;
+  uint64_t base = (uint64_t)w << HET_EMU_WINDOW_BITS;
+  /* The first MiB stays unused: NULL never resolves. */
+  m->next = base + ((uint64_t)1 << 20);
+  m->end = base + ((uint64_t)1 << HET_EMU_WINDOW_BITS);
   *out = m;
   return HET_OK;
 }
@@ -64,44 +91,34 @@ het_status het_emu_memory_create(const char *device, size_t capacity,
 void het_emu_memory_destroy(het_emu_memory *m) {
   if (!m)
     return;
-  for (uint32_t i = 0; i < m->n_blocks; i++)
+  for (size_t i = 0; i < m->n_blocks; i++)
     free(m->blocks[i].data);
   free(m->blocks);
   pthread_mutex_destroy(&m->lock);
+  pthread_mutex_lock(&het_emu_windows_lock);
+  het_emu_windows[m->window] = false;
+  pthread_mutex_unlock(&het_emu_windows_lock);
   free(m);
 }
 
-/* A free slot index (lock held); HET_EMU_NO_SLOT when out of memory. */
-static uint32_t het_emu_slot_take(het_emu_memory *m) {
-  if (m->free_head != HET_EMU_NO_SLOT) {
-    uint32_t i = m->free_head;
-    m->free_head = m->blocks[i].next_free;
-    return i;
+/* Index of the block containing address a, or of the first block above
+ * it (lock held). */
+static size_t het_emu_lower(const het_emu_memory *m, uint64_t a) {
+  size_t lo = 0, hi = m->n_blocks;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    const het_emu_block *b = &m->blocks[mid];
+    if (b->base + b->charged <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  if (m->n_blocks == m->cap_blocks) {
-    uint32_t cap = m->cap_blocks ? m->cap_blocks * 2 : 64;
-    if (cap >= HET_EMU_NO_SLOT)
-      return HET_EMU_NO_SLOT;
-    het_emu_block *b = realloc(m->blocks, cap * sizeof *b);
-    if (!b)
-      return HET_EMU_NO_SLOT;
-    memset(b + m->cap_blocks, 0, (cap - m->cap_blocks) * sizeof *b);
-    m->blocks = b;
-    m->cap_blocks = cap;
-  }
-  return m->n_blocks++;
-}
-
-static void het_emu_slot_put(het_emu_memory *m, uint32_t i) {
-  m->blocks[i].data = NULL;
-  m->blocks[i].gen++;
-  m->blocks[i].next_free = m->free_head;
-  m->free_head = i;
+  return lo;
 }
 
 het_status het_emu_memory_alloc(het_emu_memory *m, size_t nbytes,
-                                void **handle) {
-  if (nbytes > SIZE_MAX - 2 * HET_EMU_GRAIN)
+                                void **addr) {
+  if (nbytes > ((size_t)1 << 40))
     return het_error(HET_ERR_CAPACITY,
                      "emu device '%s': cannot allocate %zu bytes", m->device,
                      nbytes);
@@ -109,78 +126,85 @@ het_status het_emu_memory_alloc(het_emu_memory *m, size_t nbytes,
   if (charged == 0)
     charged = HET_EMU_GRAIN;
   pthread_mutex_lock(&m->lock);
-  if (m->capacity && charged > m->capacity - m->used) {
-    size_t used = m->used;
-    pthread_mutex_unlock(&m->lock);
-    return het_error(HET_ERR_CAPACITY,
-                     "emu device '%s': cannot allocate %zu bytes: %zu of %zu "
-                     "bytes in use",
-                     m->device, nbytes, used, m->capacity);
+  het_status st = HET_OK;
+  if (m->capacity && charged > m->capacity - m->used)
+    st = het_error(HET_ERR_CAPACITY,
+                   "emu device '%s': cannot allocate %zu bytes: %zu of %zu "
+                   "bytes in use",
+                   m->device, nbytes, m->used, m->capacity);
+  else if (charged > m->end - m->next)
+    st = het_error(HET_ERR_CAPACITY,
+                   "emu device '%s': its address space is used up",
+                   m->device);
+  if (st == HET_OK && m->n_blocks == m->cap_blocks) {
+    size_t cap = m->cap_blocks ? 2 * m->cap_blocks : 64;
+    het_emu_block *b = realloc(m->blocks, cap * sizeof *b);
+    if (b) {
+      m->blocks = b;
+      m->cap_blocks = cap;
+    } else {
+      st = het_error(HET_ERR_OUT_OF_MEMORY, "emu: out of memory");
+    }
   }
-  uint32_t i = het_emu_slot_take(m);
-  void *data = i == HET_EMU_NO_SLOT ? NULL : aligned_alloc(64, charged);
-  if (!data) {
-    if (i != HET_EMU_NO_SLOT)
-      het_emu_slot_put(m, i);
-    pthread_mutex_unlock(&m->lock);
-    return het_error(HET_ERR_OUT_OF_MEMORY,
-                     "emu device '%s': host memory for %zu bytes exhausted",
-                     m->device, nbytes);
+  void *data = st == HET_OK ? aligned_alloc(64, charged) : NULL;
+  if (st == HET_OK && !data)
+    st = het_error(HET_ERR_OUT_OF_MEMORY,
+                   "emu device '%s': host memory for %zu bytes exhausted",
+                   m->device, nbytes);
+  if (st == HET_OK) {
+    /* Addresses grow, so the new block goes last. */
+    m->blocks[m->n_blocks++] =
+        (het_emu_block){m->next, nbytes, charged, data};
+    *addr = (void *)(uintptr_t)(((uint64_t)HET_EMU_TAG << 48) | m->next);
+    m->next += (charged + 4095) & ~(uint64_t)4095;
+    m->used += charged;
+    if (m->used > m->peak)
+      m->peak = m->used;
   }
-  het_emu_block *b = &m->blocks[i];
-  b->data = data;
-  b->nbytes = nbytes;
-  b->charged = charged;
-  m->used += charged;
-  if (m->used > m->peak)
-    m->peak = m->used;
-  *handle = het_emu_handle_make(i, b->gen);
   pthread_mutex_unlock(&m->lock);
-  return HET_OK;
+  return st;
 }
 
-/* The live block behind handle (lock held), or NULL. */
-static het_emu_block *het_emu_block_find(het_emu_memory *m,
-                                         const void *handle) {
-  uint64_t h = (uint64_t)(uintptr_t)handle;
-  if (!het_emu_handle_is_tagged(handle))
-    return NULL;
-  uint32_t i = (uint32_t)h;
-  uint16_t gen = (uint16_t)(h >> 32);
-  if (i >= m->n_blocks || !m->blocks[i].data || m->blocks[i].gen != gen)
-    return NULL;
-  return &m->blocks[i];
-}
-
-void het_emu_memory_free(het_emu_memory *m, const void *handle) {
+void het_emu_memory_free(het_emu_memory *m, const void *addr) {
+  if (!het_emu_handle_is_tagged(addr))
+    return;
+  uint64_t a = (uint64_t)(uintptr_t)addr & (HET_EMU_SPAN - 1);
   pthread_mutex_lock(&m->lock);
-  het_emu_block *b = het_emu_block_find(m, handle);
-  if (b) {
-    free(b->data);
-    m->used -= b->charged;
-    het_emu_slot_put(m, (uint32_t)(b - m->blocks));
+  size_t i = het_emu_lower(m, a);
+  if (i < m->n_blocks && m->blocks[i].base == a) {
+    free(m->blocks[i].data);
+    m->used -= m->blocks[i].charged;
+    memmove(&m->blocks[i], &m->blocks[i + 1],
+            (m->n_blocks - i - 1) * sizeof *m->blocks);
+    m->n_blocks--;
   }
   pthread_mutex_unlock(&m->lock);
 }
 
-het_status het_emu_memory_resolve(het_emu_memory *m, const void *handle,
+het_status het_emu_memory_resolve(het_emu_memory *m, const void *addr,
                                   size_t nbytes, void **ptr) {
+  bool tagged = het_emu_handle_is_tagged(addr);
+  uint64_t a = (uint64_t)(uintptr_t)addr & (HET_EMU_SPAN - 1);
+  void *data = NULL;
+  size_t left = 0;
   pthread_mutex_lock(&m->lock);
-  het_emu_block *b = het_emu_block_find(m, handle);
-  void *data = b ? b->data : NULL;
-  size_t size = b ? b->nbytes : 0;
+  size_t i = tagged ? het_emu_lower(m, a) : m->n_blocks;
+  if (i < m->n_blocks && m->blocks[i].base <= a &&
+      a < m->blocks[i].base + m->blocks[i].nbytes + (m->blocks[i].nbytes == 0)) {
+    data = (char *)m->blocks[i].data + (a - m->blocks[i].base);
+    left = m->blocks[i].nbytes - (size_t)(a - m->blocks[i].base);
+  }
   pthread_mutex_unlock(&m->lock);
   if (!data)
     return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "emu device '%s': %p is not a live handle of this "
-                     "device%s",
-                     m->device, handle,
-                     het_emu_handle_is_tagged(handle) ? ""
-                                                      : " (a host pointer?)");
-  if (nbytes > size)
+                     "emu device '%s': %p is not an address of a live block "
+                     "of this device%s",
+                     m->device, addr, tagged ? "" : " (a host pointer?)");
+  if (nbytes > left)
     return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "emu device '%s': access of %zu bytes to a block of %zu",
-                     m->device, nbytes, size);
+                     "emu device '%s': access of %zu bytes at %p runs past "
+                     "its block (%zu bytes left)",
+                     m->device, nbytes, addr, left);
   *ptr = data;
   return HET_OK;
 }
