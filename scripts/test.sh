@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # test.sh — the full check, as CI runs it (.ci/run): installs dependencies,
-# builds Release in build/ and a sanitizer build (ASan+UBSan) in build-asan/,
-# runs the unit tests under the sanitizers, then every CTest test of the
-# Release build (unit, the ONNX backend suites, whole models, resnet18).
+# builds Release in build/, a sanitizer build (ASan+UBSan) in build-asan/ and
+# a ThreadSanitizer build in build-tsan/, runs the unit tests under each
+# sanitizer, then every CTest test of the Release build (unit, the ONNX
+# backend suites, whole models, resnet18).
 # Exits non-zero when anything fails; the output ends with ctest's summary.
 # Environment: HETRT_CMAKE_ARGS (extra configure arguments, word-split),
-# HETRT_BUILD_DIR (default build), HETRT_ASAN_DIR (default build-asan).
+# HETRT_BUILD_DIR (default build), HETRT_ASAN_DIR (default build-asan),
+# HETRT_TSAN_DIR (default build-tsan).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)
 BUILD=${HETRT_BUILD_DIR:-build}
 ASAN=${HETRT_ASAN_DIR:-build-asan}
+TSAN=${HETRT_TSAN_DIR:-build-tsan}
 read -r -a EXTRA <<<"${HETRT_CMAKE_ARGS:-}"
 status=0
 
@@ -29,10 +32,19 @@ else
   echo "test.sh: sanitizer build FAILED"
 fi
 
+step "ThreadSanitizer build ($TSAN, HETRT_TSAN=ON) and unit tests"
+if cmake -S . -B "$TSAN" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETRT_TSAN=ON "${EXTRA[@]}" >/dev/null &&
+   cmake --build "$TSAN" -j"$JOBS"; then
+  (cd "$TSAN" && ctest -L unit -j"$JOBS" --output-on-failure) || { status=1; echo "test.sh: ThreadSanitizer unit tests FAILED"; }
+else
+  status=1
+  echo "test.sh: ThreadSanitizer build FAILED"
+fi
+
 step "Release build ($BUILD) and all tests"
 if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" >/dev/null &&
    cmake --build "$BUILD" -j"$JOBS"; then
-  [ "$status" -ne 0 ] && echo "test.sh: note: the sanitizer stage above failed"
+  [ "$status" -ne 0 ] && echo "test.sh: note: a sanitizer stage above failed"
   (cd "$BUILD" && ctest -j"$JOBS" --output-on-failure) || status=1
 else
   echo "test.sh: Release build FAILED"

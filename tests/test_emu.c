@@ -342,7 +342,9 @@ START_TEST(test_addresses_are_not_host_pointers) {
   int local = 0;
   void *mine = (void *)((uintptr_t)&local & ~(uintptr_t)(ps - 1));
   ck_assert_int_eq(mincore(mine, (size_t)ps, vec), 0); /* the probe works */
-  /* and reading through it kills the reader */
+  /* and reading through it kills the reader (ThreadSanitizer checks the
+   * read first, and its own check is what faults) */
+#ifndef __SANITIZE_THREAD__
   fflush(NULL);
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
@@ -355,6 +357,7 @@ START_TEST(test_addresses_are_not_host_pointers) {
   ck_assert_msg(!(WIFEXITED(status) &&
                   (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3)),
                 "reading an emu address as memory succeeded");
+#endif
   het_device_free(&e.dev, h);
   emu_close(&e);
 }
@@ -565,10 +568,10 @@ END_TEST
 
 START_TEST(test_timed_copy_pacing) {
   char path[64];
-  write_profile("provider: emu\nlink_bandwidth: 1GB/s\nlink_latency: 0\n",
+  write_profile("provider: emu\nlink_bandwidth: 125MB/s\nlink_latency: 0\n",
                 path, sizeof path);
   static const char *const timed[] = {"mode=timed", NULL};
-  size_t n = 8000000; /* 8 MB at 1 GB/s: 8 ms */
+  size_t n = 1000000; /* 1 MB at 125 MB/s: 8 ms */
   char *buf = calloc(1, n);
   double best[2] = {1e9, 1e9};
   for (int mode = 0; mode < 2; mode++) {
@@ -587,8 +590,8 @@ START_TEST(test_timed_copy_pacing) {
     emu_close(&e);
   }
   ck_assert_msg(best[1] >= 7.9e-3 && best[1] < 40e-3,
-                "timed 8 MB copy took %.2f ms, expected ~8", best[1] * 1e3);
-  ck_assert_msg(best[0] < 7e-3, "fast 8 MB copy took %.2f ms", best[0] * 1e3);
+                "timed 1 MB copy took %.2f ms, expected ~8", best[1] * 1e3);
+  ck_assert_msg(best[0] < 7e-3, "fast 1 MB copy took %.2f ms", best[0] * 1e3);
   free(buf);
   unlink(path);
 }
@@ -599,12 +602,12 @@ END_TEST
  * overlap (~8 ms). */
 START_TEST(test_timed_engines) {
   char path[64];
-  write_profile("provider: emu\nlink_bandwidth: 1GB/s\nlink_latency: 0\n",
+  write_profile("provider: emu\nlink_bandwidth: 125MB/s\nlink_latency: 0\n",
                 path, sizeof path);
   static const char *const timed[] = {"mode=timed", NULL};
   emu_ctx e;
   ck_assert_int_eq(emu_open(path, timed, &e), HET_OK);
-  size_t n = 8000000;
+  size_t n = 1000000; /* 8 ms each at 125 MB/s */
   char *host[2] = {calloc(1, n), calloc(1, n)};
   void *dev[2];
   for (int i = 0; i < 2; i++)
