@@ -29,6 +29,8 @@ def read_layers(root):
     with open(os.path.join(root, "tools", "layers.txt"), encoding="utf-8") as f:
         for line in f:
             line = line.split("#", 1)[0].split()
+            if line and line[0] == "plugin":  # a layer built on its own
+                line = line[1:]
             if not line:
                 continue
             name, folder, uses = line[0], line[1], {}

@@ -270,6 +270,13 @@ typedef struct het_node_placement {
 } het_node_placement;
 
 HET_API size_t het_session_get_node_count(const het_session *session);
+
+/* What session creation warned about: in non-strict mode, each provider
+ * that was skipped and why ("provider 'cuda' skipped: no CUDA device:
+ * ...").  Strings borrowed, valid for the session; NULL past the end. */
+HET_API size_t het_session_get_warning_count(const het_session *session);
+HET_API const char *het_session_get_warning(const het_session *session,
+                                            size_t index);
 HET_API het_status het_session_get_placement(const het_session *session,
                                              size_t index,
                                              het_node_placement *out);

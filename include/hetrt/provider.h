@@ -344,6 +344,27 @@ HET_API het_status het_run_prepare_outputs(het_run_ctx *ctx, int node,
                                            het_tensor **outputs);
 HET_API void het_run_release_inputs(het_run_ctx *ctx, int node);
 
+/* ---- provider plugins ----
+ * A provider may live in its own shared library that the registry loads
+ * at run time (the CUDA provider: libhetrt_cuda.so), so the core never
+ * links its runtime.  The library exports HET_PLUGIN_INIT_SYMBOL, a
+ * het_plugin_init_fn: it checks the host (its plugin-host and provider ABI
+ * versions) and the libraries it needs, and hands back its vtable, which
+ * stays valid until the process ends (plugins are never unloaded); on
+ * failure it writes why into why (cap bytes, NUL-terminated).  Messages of
+ * the plugin's errors reach het_last_error through host->set_error. */
+#define HET_PLUGIN_HOST_VERSION 1
+typedef struct het_plugin_host {
+  unsigned version;      /* HET_PLUGIN_HOST_VERSION of the loading core */
+  unsigned provider_abi; /* HET_PROVIDER_ABI_VERSION of the loading core */
+  /* Sets the calling thread's error message (what het_last_error gives). */
+  void (*set_error)(const char *message);
+} het_plugin_host;
+typedef het_status (*het_plugin_init_fn)(const het_plugin_host *host,
+                                         const het_provider_vtable **vt,
+                                         char *why, size_t cap);
+#define HET_PLUGIN_INIT_SYMBOL "hetrt_plugin_init"
+
 /* Registers an out-of-tree provider (a static vtable that outlives env)
  * under vt->name for the sessions of env, before built-in ones of the
  * same name.  ERR_INVALID_ARGUMENT for an ABI version this build cannot

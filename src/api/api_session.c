@@ -41,6 +41,14 @@ size_t het_session_get_node_count(const het_session *s) {
   return s ? het_session_get_node_count_impl(s) : 0;
 }
 
+size_t het_session_get_warning_count(const het_session *s) {
+  return s ? het_session_get_warning_count_impl(s) : 0;
+}
+
+const char *het_session_get_warning(const het_session *s, size_t index) {
+  return s ? het_session_get_warning_impl(s, index) : NULL;
+}
+
 /* ERR_INVALID_ARGUMENT unless index < count. */
 static het_status het_index(size_t index, size_t count, const char *what) {
   if (index < count)

@@ -7,6 +7,16 @@
 
 #define HET_ERROR_CAP 1024
 static _Thread_local char het_error_msg[HET_ERROR_CAP];
+static void (*het_error_sink)(const char *message);
+
+void het_error_set_sink(void (*sink)(const char *message)) {
+  het_error_sink = sink;
+}
+
+static void het_error_forward(void) {
+  if (het_error_sink)
+    het_error_sink(het_error_msg);
+}
 
 const char *het_status_str(het_status status) {
   switch (status) {
@@ -29,6 +39,7 @@ het_status het_error(het_status status, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(het_error_msg, sizeof het_error_msg, fmt, ap);
   va_end(ap);
+  het_error_forward();
   return status;
 }
 
@@ -49,5 +60,6 @@ het_status het_error_wrap(het_status status, const char *fmt, ...) {
   size_t m = strnlen(old, rest);
   memcpy(het_error_msg + n + 2, old, m);
   het_error_msg[n + 2 + m] = '\0';
+  het_error_forward();
   return status;
 }

@@ -19,6 +19,11 @@ het_status het_error_wrap(het_status status, const char *fmt, ...)
 /* Clears this thread's message. */
 void het_error_clear(void);
 
+/* Also hands every message recorded from now on to sink (NULL: none).  A
+ * provider plugin, which links a private copy of the core, points its
+ * copy's messages at the loading core's this way (het_plugin_host). */
+void het_error_set_sink(void (*sink)(const char *message));
+
 #define HET_TRY(expr)                 \
   do {                                \
     het_status het_try_st_ = (expr);  \

@@ -102,6 +102,14 @@ size_t het_session_get_node_count_impl(const het_session *s) {
   return s ? (size_t)s->n_nodes_total : 0;
 }
 
+size_t het_session_get_warning_count_impl(const het_session *s) {
+  return (size_t)s->n_warnings;
+}
+
+const char *het_session_get_warning_impl(const het_session *s, size_t index) {
+  return index < (size_t)s->n_warnings ? s->warnings[index] : NULL;
+}
+
 het_status het_session_get_placement_impl(const het_session *s, size_t index,
                                      het_node_placement *out) {
   /* in each build's execution order; bodies after the graph holding them */

@@ -50,6 +50,8 @@ void het_session_destroy_impl(het_session *s);
 size_t het_session_get_input_count_impl(const het_session *s);
 size_t het_session_get_output_count_impl(const het_session *s);
 size_t het_session_get_node_count_impl(const het_session *s);
+size_t het_session_get_warning_count_impl(const het_session *s);
+const char *het_session_get_warning_impl(const het_session *s, size_t index);
 het_status het_session_get_input_impl(const het_session *s, size_t index,
                                       het_value_desc *out);
 het_status het_session_get_output_impl(const het_session *s, size_t index,

@@ -88,6 +88,9 @@ void cli_print_tensor_summary(FILE *f, const char *label, const char *name,
 
 /* Prints the placement report (het_session_explain, text form). */
 void cli_print_explain(FILE *f, const het_session *s);
+/* Prints the session's creation warnings to stderr ("hetrt CMD:
+ * warning: ..."). */
+void cli_print_warnings(const char *cmd, const het_session *s);
 
 /* Prints per-provider node counts, and every node when verbose. */
 void cli_print_placement(FILE *f, const het_session *s, bool verbose);

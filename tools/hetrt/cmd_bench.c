@@ -145,6 +145,7 @@ static int bench_main(int argc, char **argv, bool profile) {
     fprintf(stderr, "hetrt bench: %s: %s\n", a.model, het_last_error());
     goto done;
   }
+  cli_print_warnings("bench", s);
   printf("session_create_ms=%.3f\n", cli_now_ms() - t0);
   if (a.common.explain)
     cli_print_explain(stdout, s);

@@ -107,6 +107,7 @@ int cli_cmd_run(int argc, char **argv) {
     fprintf(stderr, "hetrt run: %s: %s\n", a.model, het_last_error());
     goto done;
   }
+  cli_print_warnings("run", s);
   if (!cli_bind_inputs(s, &a.common, a.positional, a.n_positional, false, &in))
     goto done;
   n_out = het_session_get_output_count(s);

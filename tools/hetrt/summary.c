@@ -95,6 +95,12 @@ void cli_print_explain(FILE *f, const het_session *s) {
   het_string_destroy(text);
 }
 
+void cli_print_warnings(const char *cmd, const het_session *s) {
+  for (size_t i = 0; i < het_session_get_warning_count(s); i++)
+    fprintf(stderr, "hetrt %s: warning: %s\n", cmd,
+            het_session_get_warning(s, i));
+}
+
 void cli_print_placement(FILE *f, const het_session *s, bool verbose) {
   const char *prov[CLI_MAX_PROVIDERS];
   size_t count[CLI_MAX_PROVIDERS], n_prov = 0, n = het_session_get_node_count(s);
