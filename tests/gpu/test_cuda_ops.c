@@ -13,7 +13,12 @@
 
 #include "hetrt/hetrt.h"
 
-#define MODELS HETRT_TEST_DATA "/cuda/"
+/* The test models: HETRT_TEST_DATA from the environment (a relocated
+ * bundle, scripts/gpu-check.sh) or the source tree's. */
+static const char *data_dir(void) {
+  const char *d = getenv("HETRT_TEST_DATA");
+  return d && *d ? d : HETRT_TEST_DATA;
+}
 
 static int failures;
 #define EXPECT(cond, ...)                                  \
@@ -36,7 +41,7 @@ static het_status open_session(het_env *env, const char *model,
   if (st == HET_OK)
     st = het_session_options_set(o, "executor", executor);
   char path[512];
-  snprintf(path, sizeof path, MODELS "%s", model);
+  snprintf(path, sizeof path, "%s/cuda/%s", data_dir(), model);
   if (st == HET_OK)
     st = het_session_create(env, path, o, out);
   het_session_options_destroy(o);
