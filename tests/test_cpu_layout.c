@@ -8,14 +8,17 @@
  * with direct convolution, and every choice passes the reference.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
 #include "testcase/testcase.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
+#include "kernels/tuning.h"
 #include "providers/cpu/layout.h"
 
 #include "common/opt_helpers.h"
@@ -364,17 +367,59 @@ START_TEST(test_winograd_runs_and_agrees) {
 END_TEST
 
 /* How many primitives the Conv named name of g was chosen from under
- * algo (plain layouts). */
-static int conv_candidates(const het_graph *g, const char *name,
-                           het_conv_algo algo) {
+ * algo (plain layouts); impl (may be NULL) receives oneDNN's name of the
+ * one kept. */
+static int conv_candidates_impl(const het_graph *g, const char *name,
+                                het_conv_algo algo, char *impl, size_t cap) {
   const het_node *n = &g->nodes[node_named(g, name)];
   het_kernel_prep prep = {.conv_algo = algo};
   void *state = NULL;
   ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
                 "%s", het_last_error());
   int k = het_dnnl_conv_candidates(state);
+  if (impl)
+    snprintf(impl, cap, "%s", het_dnnl_conv_impl(state));
   het_dnnl_state_destroy(state);
   return k;
+}
+
+static int conv_candidates(const het_graph *g, const char *name,
+                           het_conv_algo algo) {
+  return conv_candidates_impl(g, name, algo, NULL, 0);
+}
+
+/* A fresh, empty cache folder for this test (the tests fork per case, so
+ * the tuning cache is reread). */
+static void fresh_cache(char *dir, size_t cap) {
+  snprintf(dir, cap, "/tmp/hetrt_tuning_XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("HETRT_CACHE_DIR", dir, 1);
+  unsetenv("HETRT_TUNING");
+  het_tuning_reload();
+}
+
+static int file_lines(const char *dir, char *last, size_t cap) {
+  char path[512], line[1024];
+  snprintf(path, sizeof path, "%s/kernel-choices.txt", dir);
+  FILE *f = fopen(path, "r");
+  int n = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    n++;
+    if (last)
+      snprintf(last, cap, "%s", line);
+  }
+  if (f)
+    fclose(f);
+  return n;
+}
+
+static void append_file(const char *dir, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/kernel-choices.txt", dir);
+  FILE *f = fopen(path, "a");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  fclose(f);
 }
 
 /* auto chooses a 55x55 3x3 Conv's primitive from direct and every
@@ -383,6 +428,8 @@ static int conv_candidates(const het_graph *g, const char *name,
  * direct build one.  The conv_wide session matches the torch reference
  * under each algorithm. */
 START_TEST(test_winograd_candidates) {
+  char dir[64];
+  fresh_cache(dir, sizeof dir);
   het_graph *wide =
       load_model(HETRT_TEST_DATA "/optimizer/conv_wide/model.onnx");
   het_graph *small = load_all();
@@ -402,6 +449,63 @@ START_TEST(test_winograd_candidates) {
     opt_session_case(env, HETRT_TEST_DATA "/optimizer/conv_wide", "all",
                      "auto", algos[i]);
   het_env_destroy(env);
+}
+END_TEST
+
+/* auto's timed choice is remembered (kernels/tuning.h): the same Conv
+ * prepared again, in this process or after the file is reread, builds
+ * only the kept primitive, the same one.  Garbage lines in the file are
+ * ignored; a remembered kernel oneDNN does not offer at that place any
+ * more is timed again and the new choice appended; HETRT_TUNING=off
+ * neither reads nor writes. */
+START_TEST(test_conv_choice_remembered) {
+  if (!__builtin_cpu_supports("avx512f"))
+    return; /* one candidate: nothing is timed */
+  char dir[64], impl0[256], impl[256], line[1024];
+  fresh_cache(dir, sizeof dir);
+  het_graph *wide =
+      load_model(HETRT_TEST_DATA "/optimizer/conv_wide/model.onnx");
+  ck_assert_int_eq(conv_candidates_impl(wide, "conv", HET_CONV_ALGO_AUTO,
+                                        impl0, sizeof impl0),
+                   3);
+  ck_assert_int_eq(file_lines(dir, line, sizeof line), 1);
+  ck_assert_ptr_nonnull(strstr(line, "conv dnnl="));
+  ck_assert_int_eq(conv_candidates_impl(wide, "conv", HET_CONV_ALGO_AUTO,
+                                        impl, sizeof impl),
+                   1);
+  ck_assert_str_eq(impl, impl0);
+  /* another process: the file is read */
+  het_tuning_reload();
+  ck_assert_int_eq(conv_candidates_impl(wide, "conv", HET_CONV_ALGO_AUTO,
+                                        impl, sizeof impl),
+                   1);
+  ck_assert_str_eq(impl, impl0);
+  /* garbage around it is skipped */
+  append_file(dir, "no tab here\n\t\nkey\t\nbinary \001\002\003\n"
+                   "other_cpu conv dnnl=1.0 x=1\twinograd 1 x\n");
+  char *tab = strchr(line, '	');
+  ck_assert_ptr_nonnull(tab);
+  het_tuning_reload();
+  ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_AUTO), 1);
+  /* a kernel oneDNN no longer offers there: timed again, re-remembered */
+  char stale[1100];
+  snprintf(stale, sizeof stale, "%.*s\twinograd 2 jit_gone:avx512_core\n",
+           (int)(tab - line), line);
+  append_file(dir, stale);
+  het_tuning_reload();
+  ck_assert_int_eq(conv_candidates_impl(wide, "conv", HET_CONV_ALGO_AUTO,
+                                        impl, sizeof impl),
+                   3);
+  int lines = file_lines(dir, NULL, 0);
+  het_tuning_reload();
+  ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_AUTO), 1);
+  /* off: nothing read, nothing written */
+  setenv("HETRT_TUNING", "off", 1);
+  het_tuning_reload();
+  ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_AUTO), 3);
+  ck_assert_int_eq(file_lines(dir, NULL, 0), lines);
+  unsetenv("HETRT_TUNING");
+  het_graph_destroy(wide);
 }
 END_TEST
 #endif
@@ -445,6 +549,7 @@ static Suite *layout_suite(void) {
 #ifdef HETRT_HAVE_DNNL
   tcase_add_test(core, test_winograd_runs_and_agrees);
   tcase_add_test(core, test_winograd_candidates);
+  tcase_add_test(core, test_conv_choice_remembered);
 #endif
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);

@@ -200,17 +200,22 @@ static double cpu_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Sums its chunk and adds it to the shared sink (atomically: every
+ * worker adds). */
 static void touch_fn(void *arg, int64_t b, int64_t e) {
-  volatile double *sink = arg;
+  _Atomic int64_t *sink = arg;
+  int64_t sum = 0;
   for (int64_t i = b; i < e; i++)
-    *sink += (double)i;
+    sum += i;
+  atomic_fetch_add_explicit(sink, sum, memory_order_relaxed);
 }
 
 START_TEST(test_idle_workers_use_no_cpu) {
   het_threadpool *pool = NULL;
   ck_assert_int_eq(het_threadpool_create(2, &pool), HET_OK);
-  volatile double sink = 0;
+  _Atomic int64_t sink = 0;
   het_threadpool_parallel_for(pool, 1 << 16, 1, touch_fn, (void *)&sink);
+  ck_assert_int_eq(atomic_load(&sink), (int64_t)(1 << 16) * ((1 << 16) - 1) / 2);
   double t0 = cpu_seconds();
   usleep(200 * 1000);
   double used = cpu_seconds() - t0;

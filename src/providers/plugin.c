@@ -100,9 +100,9 @@ static het_status het_plugin_open(const char *name, const char *file,
                    "its plugin %s was not found (tried %s)", file, tried);
 }
 
-/* One loaded vtable per plugin name, and the first failure's message. */
+/* One loaded vtable per plugin name. */
 typedef struct het_plugin_slot {
-  const char *name;
+  char name[32]; /* a copy: the caller's string may not last */
   const het_provider_vtable *vt;
 } het_plugin_slot;
 
@@ -115,7 +115,7 @@ het_status het_plugin_find(const char *name, const char *file,
   pthread_mutex_lock(&het_plugin_lock);
   het_status st = HET_OK;
   size_t i = 0, cap = sizeof het_plugin_loaded / sizeof *het_plugin_loaded;
-  while (i < cap && het_plugin_loaded[i].name &&
+  while (i < cap && het_plugin_loaded[i].vt &&
          strcmp(het_plugin_loaded[i].name, name) != 0)
     i++;
   if (i < cap && het_plugin_loaded[i].vt) {
@@ -123,8 +123,11 @@ het_status het_plugin_find(const char *name, const char *file,
   } else {
     /* A failed load is tried again next time: the file may appear. */
     st = het_plugin_open(name, file, env_var, out);
-    if (st == HET_OK && i < cap)
-      het_plugin_loaded[i] = (het_plugin_slot){name, *out};
+    if (st == HET_OK && i < cap) {
+      snprintf(het_plugin_loaded[i].name, sizeof het_plugin_loaded[i].name,
+               "%s", name);
+      het_plugin_loaded[i].vt = *out;
+    }
   }
   pthread_mutex_unlock(&het_plugin_lock);
   return st;

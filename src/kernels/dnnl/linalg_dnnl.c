@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 
 #include "core/status.h"
 #include "kernels/dnnl/dnnl_common.h"
+#include "kernels/tuning.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
 
@@ -359,12 +361,90 @@ static bool winograd_shape(const conv_dims *c, int xr) {
          c->st[0] == 1 && c->st[1] == 1 && c->dil[0] == 0 && c->dil[1] == 0;
 }
 
+/* The tuning-cache key of a timed Conv choice: oneDNN's version and
+ * everything the timing depends on (shapes, strides, pads, the fused
+ * activation and residual, the layouts at the node's edges). */
+static bool conv_choice_key(const het_dnnl_state *s, const conv_dims *c,
+                            const int64_t *xd, int xr, bool bias, char *key,
+                            size_t cap) {
+  const dnnl_version_t *v = dnnl_version();
+  int n = snprintf(key, cap, "conv dnnl=%d.%d.%d x=", v->major, v->minor,
+                   v->patch);
+  for (int i = 0; i < xr && n > 0 && (size_t)n < cap; i++)
+    n += snprintf(key + n, cap - (size_t)n, "%s%lld", i ? "x" : "",
+                  (long long)xd[i]);
+  if (n > 0 && (size_t)n < cap)
+    n += snprintf(key + n, cap - (size_t)n,
+                  " w=%lldx%lldx%lldx%lld s=%lldx%lld pl=%lldx%lld "
+                  "pr=%lldx%lld b=%d z=%d act=%s/%d io=%u/%u",
+                  (long long)c->w[0], (long long)c->w[1], (long long)c->w[2],
+                  (long long)c->w[3], (long long)c->st[0],
+                  (long long)c->st[1], (long long)c->pl[0],
+                  (long long)c->pl[1], (long long)c->pr[0],
+                  (long long)c->pr[1], bias, s->has_z,
+                  s->act_op ? s->act_op : "-", s->has_act, s->nhwc_in & 1,
+                  s->nhwc_out & 1);
+  return n > 0 && (size_t)n < cap;
+}
+
+/* oneDNN's implementation name of pd ("" when it has none). */
+static const char *pd_impl(const_dnnl_primitive_desc_t pd) {
+  const char *impl = NULL;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) !=
+          dnnl_success ||
+      !impl)
+    return "";
+  return impl;
+}
+
+/* A remembered Conv choice: 0 direct, k >= 1 oneDNN's k-th Winograd
+ * kernel, whose implementation name goes into impl; -1 none usable. */
+static int conv_choice_parse(const char *value, char *impl, size_t cap) {
+  int k = 0, used = 0;
+  if (strcmp(value, "direct") == 0)
+    return 0;
+  if (sscanf(value, "winograd %d %n", &k, &used) != 1 || used == 0 ||
+      k < 1 || k > CONV_WINO_MAX)
+    return -1;
+  snprintf(impl, cap, "%s", value + used);
+  return impl[0] ? k : -1;
+}
+
+/* Builds the remembered choice (want, impl) as *e; false when it cannot
+ * be built as it was (oneDNN now offers another kernel at that place). */
+static bool conv_entry_remembered(const het_dnnl_state *s, const conv_dims *c,
+                                  const int64_t *xd, int xr,
+                                  const het_tensor *w, bool bias, int want,
+                                  const char *impl, dnnl_entry *e) {
+  if (want == 0) {
+    dnnl_primitive_desc_t pd = conv_pd(s, c, xd, xr, bias, PD_DIRECT_CL);
+    if (!pd)
+      pd = conv_pd(s, c, xd, xr, bias, PD_DIRECT_ANY);
+    if (pd && conv_entry_build(s, c, xd, xr, w, pd, e))
+      return true;
+    entry_clear(e);
+    return false;
+  }
+  dnnl_primitive_desc_t wpd[CONV_WINO_MAX];
+  int nw = conv_pds(s, c, xd, xr, bias, PD_WINOGRAD, wpd, want);
+  bool same = nw == want && strcmp(pd_impl(wpd[want - 1]), impl) == 0;
+  for (int k = 0; k < nw - (same ? 1 : 0); k++)
+    dnnl_primitive_desc_destroy(wpd[k]);
+  if (same && conv_entry_build(s, c, xd, xr, w, wpd[want - 1], e))
+    return true;
+  entry_clear(e);
+  return false;
+}
+
 /* The Conv entry for x dims xd: direct convolution (channels-last, else
  * oneDNN's layouts) or Winograd, as algo asks.  HET_CONV_ALGO_AUTO builds
  * direct and the Winograd kernels oneDNN offers (F(2,3) and F(4,3) on
  * AVX-512; see CONV_WINO_MAX), times them here and keeps the fastest,
  * Winograd only when at least 5% faster than direct: 1.4-2.2x on ResNet's
- * 3x3 Convs in the model on this CPU, slower on some small ones.
+ * 3x3 Convs in the model on this CPU, slower on some small ones.  The
+ * timed choice is remembered in the tuning cache (kernels/tuning.h), and
+ * a later session on this machine builds just that one (n_cand 1), or
+ * times again when oneDNN no longer offers the remembered kernel.
  * HET_CONV_ALGO_WINOGRAD takes oneDNN's first Winograd kernel untimed
  * (the same on every run); HET_CONV_ALGO_DIRECT builds none. */
 static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
@@ -373,6 +453,18 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   conv_dims c;
   if (!conv_dims_init(node, xd, xr, w, &c))
     return false;
+  bool timed = algo == HET_CONV_ALGO_AUTO && winograd_shape(&c, xr);
+  char key[HET_TUNING_KEY_CAP], value[HET_TUNING_VALUE_CAP];
+  char impl[HET_TUNING_VALUE_CAP];
+  bool keyed = timed && conv_choice_key(s, &c, xd, xr, bias, key, sizeof key);
+  int want = keyed && het_tuning_get(key, value, sizeof value)
+                 ? conv_choice_parse(value, impl, sizeof impl)
+                 : -1;
+  if (want >= 0 &&
+      conv_entry_remembered(s, &c, xd, xr, w, bias, want, impl, e)) {
+    e->n_cand = 1;
+    return true;
+  }
   /* cand[0]: direct (unset under winograd); cand[1..]: Winograd */
   dnnl_entry cand[1 + CONV_WINO_MAX];
   dnnl_primitive_desc_t wpd[CONV_WINO_MAX];
@@ -384,11 +476,29 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
                           algo == HET_CONV_ALGO_AUTO && wide ? CONV_WINO_MAX
                                                              : 1);
   int n = 1;
-  for (int k = 0; k < nw; k++)
-    if (conv_entry_build(s, &c, xd, xr, w, wpd[k], &cand[n]))
-      n++;
-    else
+  const char *names[1 + CONV_WINO_MAX] = {"direct"};
+  char seen[CONV_WINO_MAX][128];
+  for (int k = 0; k < nw; k++) {
+    char *name = NULL;
+    const char *in = pd_impl(wpd[k]);
+    /* oneDNN 2.6 may list a kernel twice: build and time it once */
+    bool again = false;
+    for (int j = 0; j < k && !again; j++)
+      again = strcmp(seen[j], in) == 0;
+    snprintf(seen[k], sizeof seen[k], "%s", in);
+    if (again) {
+      dnnl_primitive_desc_destroy(wpd[k]);
+      continue;
+    }
+    if (keyed && (name = malloc(strlen(in) + 16)))
+      snprintf(name, strlen(in) + 16, "winograd %d %s", k + 1, in);
+    if (conv_entry_build(s, &c, xd, xr, w, wpd[k], &cand[n])) {
+      names[n++] = name;
+    } else {
       entry_clear(&cand[n]);
+      free(name);
+    }
+  }
   bool direct = n == 1 || algo != HET_CONV_ALGO_WINOGRAD;
   if (direct) {
     dnnl_primitive_desc_t pd = conv_pd(s, &c, xd, xr, bias, PD_DIRECT_CL);
@@ -401,6 +511,12 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   int pick = !direct ? (n > 1 ? 1 : -1)
              : n > 1 ? fastest_entry(s, cand, n)
                      : 0;
+  /* Remember what was timed (a Winograd name holds its position among
+   * oneDNN's kernels, which the remembered path checks). */
+  if (keyed && direct && pick >= 0 && names[pick])
+    het_tuning_put(key, names[pick]);
+  for (int k = 1; k < n; k++)
+    free((char *)names[k]);
   for (int k = 0; k < n; k++)
     if (k != pick)
       entry_clear(&cand[k]);

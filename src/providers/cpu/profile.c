@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "core/cache.h"
 #include "core/status.h"
 #include "providers/cpu/profile.h"
 
@@ -84,30 +85,9 @@ static double het_cpu_bench_copy(void) {
                      : 0;
 }
 
-/* The cache file: $HETRT_CACHE_DIR/cpu-profile.txt, else
- * $XDG_CACHE_HOME/hetrt/..., else $HOME/.cache/hetrt/...; false if none. */
+/* The cache file: cpu-profile.txt in the cache folder (core/cache.h). */
 static bool het_cpu_cache_path(char *path, size_t cap, bool make_dirs) {
-  const char *dir = getenv("HETRT_CACHE_DIR");
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  char base[3072];
-  if (dir && *dir)
-    snprintf(base, sizeof base, "%s", dir);
-  else if (xdg && *xdg)
-    snprintf(base, sizeof base, "%s/hetrt", xdg);
-  else if (home && *home)
-    snprintf(base, sizeof base, "%s/.cache/hetrt", home);
-  else
-    return false;
-  if (make_dirs) {
-    char *slash = base;
-    while ((slash = strchr(slash + 1, '/'))) {
-      *slash = '\0';
-      mkdir(base, 0755);
-      *slash = '/';
-    }
-    mkdir(base, 0755);
-  }
-  return snprintf(path, cap, "%s/cpu-profile.txt", base) < (int)cap;
+  return het_cache_path("cpu-profile.txt", path, cap, make_dirs);
 }
 
 static bool het_cpu_cache_load(het_device_info *m) {
