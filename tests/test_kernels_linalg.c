@@ -38,6 +38,8 @@ static const char *const core_cases[] = {
     "globallppool_p3",
     "lppool_p3_pads",
     "lstm_bidirectional_seq_lens",
+    "lstm_f32_bidirectional_initial",
+    "lstm_f32_reverse_yh_only",
     "conv_dw3x3_s1_pads_bias",
     "conv_dw3x3_s2_pads_bias",
     "conv_dw5x3_mult2_dilated",

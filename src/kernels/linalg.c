@@ -201,6 +201,7 @@ const het_kernel het_kernels_linalg[] = {
      .run = het_lk_batch_norm_run},
     {.op_type = "RNN", .domain = "", .run = het_lk_rnn_run},
     {.op_type = "GRU", .domain = "", .run = het_lk_gru_run},
-    {.op_type = "LSTM", .domain = "", .run = het_lk_lstm_run},
+    {.op_type = "LSTM", .domain = "", .run = het_lk_lstm_run,
+     .scratch = het_lk_lstm_scratch},
     {0},
 };

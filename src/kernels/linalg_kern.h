@@ -102,6 +102,10 @@ het_status het_lk_batch_norm_run(het_kernel_ctx *ctx);
 het_status het_lk_rnn_run(het_kernel_ctx *ctx);
 het_status het_lk_gru_run(het_kernel_ctx *ctx);
 het_status het_lk_lstm_run(het_kernel_ctx *ctx);
+/* LSTM's float32 path (linalg_lstm_f32.c): *taken says whether ctx's LSTM
+ * is of its form (and then ran); scratch bytes it wants, 0 if not. */
+het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken);
+size_t het_lk_lstm_scratch(const het_kernel_ctx *ctx);
 
 /* [*jl, *jr): the output columns (last spatial axis of a 2-D geometry)
  * whose window lies wholly inside the input row, no padding read. */

@@ -2,7 +2,8 @@
  * reverse, bidirectional; layout 0/1; sequence_lens with zeroed Y past the
  * end and Y_h/Y_c from each sequence's last step; initial_h/c; LSTM
  * peepholes and input_forget; GRU linear_before_reset; activations with
- * alpha/beta; clip).  Computes in float64 with dgemm for X·W and h·R.
+ * alpha/beta; clip).  Computes in float64 with dgemm for X·W and h·R;
+ * the common float32 LSTM takes linalg_lstm_f32.c instead.
  */
 #include <cblas.h>
 #include <math.h>
@@ -410,5 +411,9 @@ het_status het_lk_gru_run(het_kernel_ctx *ctx) {
 }
 
 het_status het_lk_lstm_run(het_kernel_ctx *ctx) {
+  bool taken;
+  HET_TRY(het_lk_lstm_f32_run(ctx, &taken));
+  if (taken)
+    return HET_OK;
   return recurrent_run(ctx, 4, lstm_cell);
 }

@@ -39,6 +39,7 @@ def case(name, op, inputs, outputs, opset, inits=(), **attrs):
     node = helper.make_node(op, [n for n, _ in inputs],
                             [n for n, _ in outputs], name=name + "_node",
                             **attrs)
+    outputs = [(n, a) for n, a in outputs if n]
     feeds = [(n, a) for n, a in inputs if n and n not in inits]
     graph = helper.make_graph(
         [node], name, [vinfo(n, a) for n, a in feeds],
@@ -315,6 +316,60 @@ def conv_dw_cases():
          pads=[1, 0, 1, 2])
 
 
+# LSTM's float32 path (linalg_lstm_f32.c): full-length sequences, default
+# activations; its own RNG keeps the fixtures above byte-identical.
+RNG_LSTM = np.random.default_rng(4321)
+
+
+def rand_lstm(*shape):
+    return (RNG_LSTM.standard_normal(shape) * 0.5).astype(np.float32)
+
+
+def lstm_full_ref(x, w, r, b, h0, c0, dirs):
+    """ONNX LSTM over full sequences; dirs: per direction True = forward.
+    Returns Y [seq, nd, batch, hid], Y_h and Y_c [nd, batch, hid]."""
+    seq, batch, _ = x.shape
+    nd, hid = len(dirs), r.shape[2]
+    y = np.zeros((seq, nd, batch, hid))
+    yh, yc = np.zeros((nd, batch, hid)), np.zeros((nd, batch, hid))
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    for d, fwd in enumerate(dirs):
+        for bi in range(batch):
+            h = h0[d, bi].astype(np.float64) if h0 is not None else np.zeros(hid)
+            c = c0[d, bi].astype(np.float64) if c0 is not None else np.zeros(hid)
+            for ti in (range(seq) if fwd else reversed(range(seq))):
+                g = w[d].astype(np.float64) @ x[ti, bi] + r[d] @ h
+                if b is not None:
+                    g = g + b[d, :4 * hid] + b[d, 4 * hid:]
+                i, o, f, cc = np.split(g, 4)
+                c = sig(f) * c + sig(i) * np.tanh(cc)
+                h = sig(o) * np.tanh(c)
+                y[ti, d, bi] = h
+            yh[d, bi], yc[d, bi] = h, c
+    f32 = lambda a: a.astype(np.float32)
+    return f32(y), f32(yh), f32(yc)
+
+
+def lstm_f32_cases():
+    seq, batch, inp, hid = 7, 3, 8, 16
+    x, w, r = rand_lstm(seq, batch, inp), rand_lstm(2, 4 * hid, inp), \
+        rand_lstm(2, 4 * hid, hid)
+    b, h0, c0 = rand_lstm(2, 8 * hid), rand_lstm(2, batch, hid), \
+        rand_lstm(2, batch, hid)
+    y, yh, yc = lstm_full_ref(x, w, r, b, h0, c0, [True, False])
+    case("lstm_f32_bidirectional_initial", "LSTM",
+         [("x", x), ("w", w), ("r", r), ("b", b), ("", None), ("h0", h0),
+          ("c0", c0)],
+         [("y", y), ("yh", yh), ("yc", yc)], 14, inits=("w", "r", "b"),
+         direction="bidirectional", hidden_size=hid)
+    seq, batch, inp, hid = 5, 2, 3, 20  # 4H = 80: vector tails
+    x, w, r = rand_lstm(seq, batch, inp), rand_lstm(1, 4 * hid, inp), \
+        rand_lstm(1, 4 * hid, hid)
+    _, yh, _ = lstm_full_ref(x, w, r, None, None, None, [False])
+    case("lstm_f32_reverse_yh_only", "LSTM", [("x", x), ("w", w), ("r", r)],
+         [("", None), ("yh", yh)], 13, direction="reverse", hidden_size=hid)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -326,6 +381,7 @@ def main():
     rnn_cases()
     error_cases()
     conv_dw_cases()
+    lstm_f32_cases()
 
 
 if __name__ == "__main__":

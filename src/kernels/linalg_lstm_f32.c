@@ -1,0 +1,174 @@
+/* linalg_lstm_f32.c — the float32 path of LSTM for the common form:
+ * default activations (Sigmoid, Tanh, Tanh), no clip, no peepholes, no
+ * input_forget, layout 0, every sequence the full length; any direction,
+ * batch and optional initial state.  X·W for all steps is one sgemm; each
+ * step adds h·R as broadcast FMAs over R transposed (4H lanes, so the
+ * compiler vectorises it; AVX-512 clone) and applies the gates with the
+ * branch-free float math of simd.h.  Working memory comes from the run's
+ * scratch (het_lk_lstm_scratch sizes it).  Other LSTMs take the float64
+ * path of linalg_rnn.c.
+ */
+#include <cblas.h>
+#include <string.h>
+
+#include "core/dtype.h"
+#include "kernels/linalg_kern.h"
+#include "kernels/simd.h"
+
+typedef struct lstm_dims {
+  int nd;
+  bool reverse;
+  int64_t seq, batch, in, hid;
+} lstm_dims;
+
+static const het_tensor *lstm_in(const het_kernel_ctx *ctx, int i) {
+  const het_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+  return t && het_tensor_count(t) > 0 ? t : NULL;
+}
+
+/* Whether ctx's LSTM is of the form this path takes; its dims if so. */
+static bool lstm_f32_form(const het_kernel_ctx *ctx, lstm_dims *d) {
+  const het_node *n = ctx->node;
+  if (ctx->n_inputs < 3 || !ctx->inputs[0] || !ctx->inputs[1] ||
+      !ctx->inputs[2])
+    return false;
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1],
+                   *r = ctx->inputs[2];
+  for (int i = 0; i < ctx->n_inputs && i < 8; i++) {
+    const het_tensor *t = ctx->inputs[i];
+    if (t && i != 4 && t->dtype != HET_DTYPE_FLOAT32)
+      return false;
+  }
+  for (int o = 0; o < ctx->n_outputs; o++)
+    if (ctx->outputs[o] && ctx->outputs[o]->dtype != HET_DTYPE_FLOAT32)
+      return false;
+  const char *dir = het_node_attr_string(n, "direction");
+  if (lstm_in(ctx, 7) || het_node_find_attr(n, "activations") ||
+      het_node_find_attr(n, "activation_alpha") ||
+      het_node_find_attr(n, "activation_beta") ||
+      het_node_attr_float(n, "clip", 0.0f) > 0 ||
+      het_node_attr_int(n, "input_forget", 0) != 0 ||
+      (ctx->opset >= 14 && het_node_attr_int(n, "layout", 0) != 0) ||
+      x->rank != 3 || w->rank != 3 || r->rank != 3)
+    return false;
+  d->nd = dir && strcmp(dir, "bidirectional") == 0 ? 2 : 1;
+  d->reverse = dir && strcmp(dir, "reverse") == 0;
+  d->seq = x->dims[0];
+  d->batch = x->dims[1];
+  d->in = x->dims[2];
+  d->hid = r->dims[2];
+  if (w->dims[0] != d->nd || r->dims[0] != d->nd || w->dims[2] != d->in ||
+      w->dims[1] != 4 * d->hid || r->dims[1] != 4 * d->hid || d->hid <= 0)
+    return false;
+  const het_tensor *b = lstm_in(ctx, 3), *sl = lstm_in(ctx, 4);
+  if (b && (b->rank != 2 || b->dims[0] != d->nd || b->dims[1] != 8 * d->hid))
+    return false;
+  for (int i = 5; i <= 6; i++) {
+    const het_tensor *s = lstm_in(ctx, i);
+    if (s && (s->rank != 3 || s->dims[0] != d->nd || s->dims[1] != d->batch ||
+              s->dims[2] != d->hid))
+      return false;
+  }
+  for (int64_t k = 0; sl && sl->data && k < het_tensor_count(sl); k++)
+    if (het_dtype_load_i64(sl->dtype, sl->data, k) != d->seq)
+      return false;
+  return !sl || sl->data; /* unknown lengths: the general path */
+}
+
+static size_t lstm_f32_floats(const lstm_dims *d) {
+  int64_t gh = 4 * d->hid;
+  return (size_t)(d->seq * d->batch * gh + d->hid * gh + d->batch * gh +
+                  2 * d->batch * d->hid);
+}
+
+size_t het_lk_lstm_scratch(const het_kernel_ctx *ctx) {
+  lstm_dims d;
+  return lstm_f32_form(ctx, &d) ? lstm_f32_floats(&d) * sizeof(float) + 256
+                                : 0;
+}
+
+/* One step for one batch row: g (4H, starting as X·W + biases) += h·R,
+ * then the gates (ONNX order i, o, f, c) update c and h in place. */
+HET_SIMD_CLONES
+static void lstm_step(float *restrict g, const float *restrict rt,
+                      float *restrict h, float *restrict c, int64_t hid) {
+  int64_t gh = 4 * hid;
+  for (int64_t k = 0; k < hid; k++) {
+    float hk = h[k];
+    const float *row = rt + k * gh;
+    for (int64_t j = 0; j < gh; j++)
+      g[j] += hk * row[j];
+  }
+  for (int64_t j = 0; j < hid; j++) {
+    float i = het_simd_sigmoidf(g[j]);
+    float o = het_simd_sigmoidf(g[hid + j]);
+    float f = het_simd_sigmoidf(g[2 * hid + j]);
+    float cc = het_simd_tanhf(g[3 * hid + j]);
+    float cn = f * c[j] + i * cc;
+    c[j] = cn;
+    h[j] = o * het_simd_tanhf(cn);
+  }
+}
+
+het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
+  lstm_dims d;
+  *taken = lstm_f32_form(ctx, &d);
+  if (!*taken)
+    return HET_OK;
+  const float *x = ctx->inputs[0]->data, *w = ctx->inputs[1]->data,
+              *r = ctx->inputs[2]->data;
+  const het_tensor *bt = lstm_in(ctx, 3), *h0t = lstm_in(ctx, 5),
+                   *c0t = lstm_in(ctx, 6);
+  het_tensor *yt = ctx->n_outputs > 0 ? ctx->outputs[0] : NULL;
+  het_tensor *yht = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
+  het_tensor *yct = ctx->n_outputs > 2 ? ctx->outputs[2] : NULL;
+  int64_t H = d.hid, gh = 4 * H, rows = d.seq * d.batch;
+  float *work;
+  HET_TRY(het_kernel_take(ctx, lstm_f32_floats(&d) * sizeof(float),
+                          (void **)&work));
+  float *xw = work, *rt = xw + rows * gh, *g = rt + H * gh;
+  float *h = g + d.batch * gh, *c = h + d.batch * H;
+  for (int dir = 0; dir < d.nd; dir++) {
+    bool fwd = d.nd == 2 ? dir == 0 : !d.reverse;
+    const float *wd = w + dir * gh * d.in, *rd = r + dir * gh * H;
+    if (rows > 0)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)rows,
+                  (blasint)gh, (blasint)d.in, 1.0f, x, (blasint)d.in, wd,
+                  (blasint)d.in, 0.0f, xw, (blasint)gh);
+    if (bt) {
+      const float *wb = (const float *)bt->data + dir * 2 * gh, *rb = wb + gh;
+      for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < gh; j++)
+          xw[i * gh + j] += wb[j] + rb[j];
+    }
+    for (int64_t j = 0; j < gh; j++)
+      for (int64_t k = 0; k < H; k++)
+        rt[k * gh + j] = rd[j * H + k];
+    size_t state = sizeof(float) * (size_t)(d.batch * H);
+    if (h0t)
+      memcpy(h, (const float *)h0t->data + dir * d.batch * H, state);
+    else
+      memset(h, 0, state);
+    if (c0t)
+      memcpy(c, (const float *)c0t->data + dir * d.batch * H, state);
+    else
+      memset(c, 0, state);
+    for (int64_t step = 0; step < d.seq; step++) {
+      int64_t t = fwd ? step : d.seq - 1 - step;
+      for (int64_t b = 0; b < d.batch; b++) {
+        float *gb = g + b * gh;
+        memcpy(gb, xw + (t * d.batch + b) * gh, sizeof(float) * (size_t)gh);
+        lstm_step(gb, rt, h + b * H, c + b * H, H);
+        if (yt)
+          memcpy((float *)yt->data + ((t * d.nd + dir) * d.batch + b) * H,
+                 h + b * H, sizeof(float) * (size_t)H);
+      }
+    }
+    if (yht)
+      memcpy((float *)yht->data + dir * d.batch * H, h, state);
+    if (yct)
+      memcpy((float *)yct->data + dir * d.batch * H, c, state);
+  }
+  het_kernel_give(ctx, work);
+  return HET_OK;
+}
