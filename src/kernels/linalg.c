@@ -202,6 +202,7 @@ const het_kernel het_kernels_linalg[] = {
     {.op_type = "RNN", .domain = "", .run = het_lk_rnn_run},
     {.op_type = "GRU", .domain = "", .run = het_lk_gru_run},
     {.op_type = "LSTM", .domain = "", .run = het_lk_lstm_run,
+     .prepare = het_lk_lstm_prepare, .destroy_state = het_lk_lstm_destroy,
      .scratch = het_lk_lstm_scratch},
     {0},
 };

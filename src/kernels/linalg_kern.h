@@ -106,6 +106,10 @@ het_status het_lk_lstm_run(het_kernel_ctx *ctx);
  * is of its form (and then ran); scratch bytes it wants, 0 if not. */
 het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken);
 size_t het_lk_lstm_scratch(const het_kernel_ctx *ctx);
+/* State of LSTM's float32 path: R and B packed when initializers. */
+het_status het_lk_lstm_prepare(const het_graph *graph, const het_node *node,
+                               void **state);
+void het_lk_lstm_destroy(void *state);
 
 /* [*jl, *jr): the output columns (last spatial axis of a 2-D geometry)
  * whose window lies wholly inside the input row, no padding read. */

@@ -4,11 +4,14 @@
  * batch and optional initial state.  X·W for all steps is one sgemm; each
  * step adds h·R as broadcast FMAs over R transposed (4H lanes, so the
  * compiler vectorises it; AVX-512 clone) and applies the gates with the
- * branch-free float math of simd.h.  Working memory comes from the run's
- * scratch (het_lk_lstm_scratch sizes it).  Other LSTMs take the float64
+ * branch-free float math of simd.h.  R transposed and the two biases
+ * summed are packed once at prepare when they are initializers
+ * (het_lk_lstm_prepare), else per run.  Working memory comes from the
+ * run's scratch (het_lk_lstm_scratch sizes it).  Other LSTMs take the float64
  * path of linalg_rnn.c.
  */
 #include <cblas.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
@@ -75,6 +78,68 @@ static bool lstm_f32_form(const het_kernel_ctx *ctx, lstm_dims *d) {
   return !sl || sl->data; /* unknown lengths: the general path */
 }
 
+/* R transposed per direction (nd x H x 4H) and W's and R's biases summed
+ * (nd x 4H, or NULL when B is not an initializer). */
+typedef struct lstm_packed {
+  int64_t nd, hid;
+  float *rt, *bias;
+} lstm_packed;
+
+static void lstm_pack_r(const float *r, int64_t hid, float *rt) {
+  int64_t gh = 4 * hid;
+  for (int64_t j = 0; j < gh; j++)
+    for (int64_t k = 0; k < hid; k++)
+      rt[k * gh + j] = r[j * hid + k];
+}
+
+static void lstm_sum_bias(const float *b, int64_t gh, float *out) {
+  for (int64_t j = 0; j < gh; j++)
+    out[j] = b[j] + b[gh + j];
+}
+
+void het_lk_lstm_destroy(void *state) {
+  lstm_packed *p = state;
+  if (!p)
+    return;
+  free(p->rt);
+  free(p->bias);
+  free(p);
+}
+
+het_status het_lk_lstm_prepare(const het_graph *graph, const het_node *node,
+                               void **state) {
+  *state = NULL;
+  int rv = het_node_input(node, 2), bv = het_node_input(node, 3);
+  const het_tensor *r = rv >= 0 ? graph->values[rv].initializer : NULL;
+  const het_tensor *b = bv >= 0 ? graph->values[bv].initializer : NULL;
+  if (!r || r->dtype != HET_DTYPE_FLOAT32 || r->rank != 3 ||
+      r->dims[1] != 4 * r->dims[2] || r->dims[2] <= 0)
+    return HET_OK; /* packed per run, or the general path */
+  int64_t nd = r->dims[0], hid = r->dims[2], gh = 4 * hid;
+  bool use_b = b && b->dtype == HET_DTYPE_FLOAT32 && b->rank == 2 &&
+               b->dims[0] == nd && b->dims[1] == 2 * gh;
+  lstm_packed *p = calloc(1, sizeof *p);
+  if (p) {
+    p->nd = nd;
+    p->hid = hid;
+    p->rt = malloc(sizeof(float) * (size_t)(nd * hid * gh));
+    p->bias = use_b ? malloc(sizeof(float) * (size_t)(nd * gh)) : NULL;
+  }
+  if (!p || !p->rt || (use_b && !p->bias)) {
+    het_lk_lstm_destroy(p);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
+                     node->name);
+  }
+  for (int64_t d = 0; d < nd; d++) {
+    lstm_pack_r((const float *)r->data + d * gh * hid, hid,
+                p->rt + d * hid * gh);
+    if (use_b)
+      lstm_sum_bias((const float *)b->data + d * 2 * gh, gh, p->bias + d * gh);
+  }
+  *state = p;
+  return HET_OK;
+}
+
 static size_t lstm_f32_floats(const lstm_dims *d) {
   int64_t gh = 4 * d->hid;
   return (size_t)(d->seq * d->batch * gh + d->hid * gh + d->batch * gh +
@@ -92,11 +157,23 @@ size_t het_lk_lstm_scratch(const het_kernel_ctx *ctx) {
 HET_SIMD_CLONES
 static void lstm_step(float *restrict g, const float *restrict rt,
                       float *restrict h, float *restrict c, int64_t hid) {
-  int64_t gh = 4 * hid;
-  for (int64_t k = 0; k < hid; k++) {
+  int64_t gh = 4 * hid, j0 = 0;
+  /* 64 gate sums at a time stay in registers over all of h */
+  for (; j0 + 64 <= gh; j0 += 64) {
+    float acc[64];
+    memcpy(acc, g + j0, sizeof acc);
+    for (int64_t k = 0; k < hid; k++) {
+      float hk = h[k];
+      const float *row = rt + k * gh + j0;
+      for (int j = 0; j < 64; j++)
+        acc[j] += hk * row[j];
+    }
+    memcpy(g + j0, acc, sizeof acc);
+  }
+  for (int64_t k = 0; k < hid && j0 < gh; k++) {
     float hk = h[k];
     const float *row = rt + k * gh;
-    for (int64_t j = 0; j < gh; j++)
+    for (int64_t j = j0; j < gh; j++)
       g[j] += hk * row[j];
   }
   for (int64_t j = 0; j < hid; j++) {
@@ -128,6 +205,9 @@ het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
                           (void **)&work));
   float *xw = work, *rt = xw + rows * gh, *g = rt + H * gh;
   float *h = g + d.batch * gh, *c = h + d.batch * H;
+  const lstm_packed *pk = ctx->state;
+  if (pk && (pk->nd != d.nd || pk->hid != H))
+    pk = NULL;
   for (int dir = 0; dir < d.nd; dir++) {
     bool fwd = d.nd == 2 ? dir == 0 : !d.reverse;
     const float *wd = w + dir * gh * d.in, *rd = r + dir * gh * H;
@@ -136,14 +216,20 @@ het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
                   (blasint)gh, (blasint)d.in, 1.0f, x, (blasint)d.in, wd,
                   (blasint)d.in, 0.0f, xw, (blasint)gh);
     if (bt) {
-      const float *wb = (const float *)bt->data + dir * 2 * gh, *rb = wb + gh;
+      float *bias = g; /* g is free until the first step */
+      if (pk && pk->bias)
+        bias = pk->bias + dir * gh;
+      else
+        lstm_sum_bias((const float *)bt->data + dir * 2 * gh, gh, bias);
       for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < gh; j++)
-          xw[i * gh + j] += wb[j] + rb[j];
+          xw[i * gh + j] += bias[j];
     }
-    for (int64_t j = 0; j < gh; j++)
-      for (int64_t k = 0; k < H; k++)
-        rt[k * gh + j] = rd[j * H + k];
+    const float *rtd = rt;
+    if (pk)
+      rtd = pk->rt + dir * H * gh;
+    else
+      lstm_pack_r(rd, H, rt);
     size_t state = sizeof(float) * (size_t)(d.batch * H);
     if (h0t)
       memcpy(h, (const float *)h0t->data + dir * d.batch * H, state);
@@ -158,7 +244,7 @@ het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
       for (int64_t b = 0; b < d.batch; b++) {
         float *gb = g + b * gh;
         memcpy(gb, xw + (t * d.batch + b) * gh, sizeof(float) * (size_t)gh);
-        lstm_step(gb, rt, h + b * H, c + b * H, H);
+        lstm_step(gb, rtd, h + b * H, c + b * H, H);
         if (yt)
           memcpy((float *)yt->data + ((t * d.nd + dir) * d.batch + b) * H,
                  h + b * H, sizeof(float) * (size_t)H);
