@@ -65,7 +65,8 @@ static int het_cuda_attr(enum cudaDeviceAttr a, int device) {
 }
 
 /* Facts from the device's attributes (no calibration yet): fp32 peak is
- * SMs x 128 lanes x 2 FLOP x clock (Ampere and later; 64 lanes before),
+ * SMs x lanes x 2 FLOP x clock (128 fp32 lanes per SM on compute
+ * capability 8.6 and later and on 9.x; 64 on 8.0 (A100) and before),
  * tensor-core fp16 16x that from compute capability 8.0; memory bandwidth
  * 2 x memory clock x bus width; the link a PCIe 4/5 x16 guess. */
 static void het_cuda_facts(het_cuda_device *d) {
@@ -76,7 +77,8 @@ static void het_cuda_facts(het_cuda_device *d) {
   double clock_hz = het_cuda_attr(cudaDevAttrClockRate, i) * 1e3;
   double mem_hz = het_cuda_attr(cudaDevAttrMemoryClockRate, i) * 1e3;
   double bus_bits = het_cuda_attr(cudaDevAttrGlobalMemoryBusWidth, i);
-  double lanes = d->cc_major >= 8 ? 128 : 64;
+  double lanes =
+      d->cc_major >= 9 || (d->cc_major == 8 && d->cc_minor > 0) ? 128 : 64;
   double f32 = d->sm_count * lanes * 2 * clock_hz;
   d->info = (het_device_info){
       .host_memory = false,
