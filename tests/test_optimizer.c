@@ -76,6 +76,14 @@ static const opt_case k_cases[] = {
       {"FusedConv", 3}, {"Conv", 8}, {"Clip", 0}}},
     {"fire_dyn", HET_OPT_ALL, 17,
      {{"Concat", 2}, {"MaxPool", 2}, {"FusedConv", 3}, {"Conv", 8}}},
+    /* gen_hard_acts.py: four written-out hard activations become the
+     * ops and their Convs take them over; the near misses stay */
+    {"hard_acts", HET_OPT_EXTENDED, 4,
+     {{"Conv", 4}, {"Clip", 0}, {"Mul", 0}, {"Div", 0}, {"Add", 0},
+      {"HardSigmoid", 0}}},
+    {"hard_acts", HET_OPT_BASIC, 16, {{"Clip", 3}, {"HardSwish", 0}}},
+    {"hard_acts_near_miss", HET_OPT_EXTENDED, 10,
+     {{"Div", 2}, {"Clip", 2}, {"HardSwish", 0}, {"HardSigmoid", 0}}},
     {"fire", HET_OPT_EXTENDED, 14,
      {{"Concat", 4}, {"MaxPool", 1}, {"FusedConv", 0}, {"Relu", 0}}},
 };

@@ -21,6 +21,7 @@ static het_status het_opt_round(het_opt *o) {
   HET_TRY(het_opt_fold_constants(o));
   if (o->level >= HET_OPT_EXTENDED) {
     HET_TRY(het_opt_fuse_batchnorm(o));
+    HET_TRY(het_opt_fuse_hard(o));
     HET_TRY(het_opt_fuse_activations(o));
   }
   if (o->level >= HET_OPT_ALL) {

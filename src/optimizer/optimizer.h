@@ -32,6 +32,7 @@ typedef struct het_optimize_stats {
   int shapes_folded;        /* of which Shape/Size of static shapes */
   int batchnorms_fused;     /* BatchNormalization folded into Conv */
   int activations_fused;    /* Relu/Clip taken over by the Conv before */
+  int hard_activations_fused; /* written-out hard-swish/-sigmoid → ops */
   int conv_adds_fused;      /* Add (+Relu/Clip) taken over by a Conv */
   int pools_below_concat;   /* pool(Concat) → Concat(pools) */
   int concat_convs_split;   /* Conv(Concat) → chain of partial Convs */
