@@ -2,7 +2,9 @@
  * gets a table of taps (input index, weight) from the coordinate transform
  * and the mode (nearest 1, linear 2, cubic 4 taps, edge-clamped); an output
  * element is the weighted sum over the product of its dims' taps.  Follows
- * the ONNX reference (onnx/backend/test/case/node/resize.py).
+ * the ONNX reference (onnx/backend/test/case/node/resize.py).  float32
+ * with taps in the last two dims only (image up/down-sampling, nearest or
+ * linear) takes a row-wise path (resize_f32_2d).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -173,10 +175,89 @@ static bool resize_copy(const het_resize_params *p, const het_tensor *in,
   return true;
 }
 
+/* Horizontal pass of one input row: h[x] = w0[x] src[c0[x]] + w1[x] src[c1[x]]. */
+static void resize_row_f32(const float *src, const int64_t *c0,
+                           const int64_t *c1, const float *w0,
+                           const float *w1, int64_t ow, float *h) {
+  for (int64_t x = 0; x < ow; x++)
+    h[x] = w0[x] * src[c0[x]] + w1[x] * src[c1[x]];
+}
+
+/* float32 whose taps are all in the last two dims (nearest or linear; the
+ * dims before are copied through): per plane, each needed input row is
+ * interpolated horizontally once (two rows kept) and output rows blend two
+ * of them.  False (nothing written) for any other case. */
+static bool resize_f32_2d(const het_resize_params *p, const het_tensor *in,
+                          het_tensor *o, const resize_axis *axes) {
+  int r = o->rank;
+  if (r < 2 || in->dtype != HET_DTYPE_FLOAT32 ||
+      o->dtype != HET_DTYPE_FLOAT32 || p->coord == HET_CT_TF_CROP_AND_RESIZE)
+    return false;
+  int64_t st[HET_MAX_RANK];
+  het_kernel_strides(in->dims, in->rank, st);
+  for (int d = 0; d < r - 2; d++) {
+    if (axes[d].k != 1 || o->dims[d] != in->dims[d])
+      return false;
+    for (int64_t i = 0; i < o->dims[d]; i++)
+      if (axes[d].off[i] != i * st[d])
+        return false;
+  }
+  const resize_axis *ah = &axes[r - 2], *aw = &axes[r - 1];
+  if (ah->k > 2 || aw->k > 2)
+    return false;
+  int64_t ih = in->dims[r - 2], iw = in->dims[r - 1];
+  int64_t oh = o->dims[r - 2], ow = o->dims[r - 1];
+  int64_t planes = het_tensor_count(o) / (oh * ow);
+  size_t cols = (size_t)ow, rows = (size_t)oh;
+  char *m = malloc(cols * (2 * sizeof(int64_t) + 4 * sizeof(float)) +
+                   rows * (2 * sizeof(int64_t) + 2 * sizeof(float)) + 64);
+  if (!m)
+    return false; /* the general path reports it */
+  int64_t *c0 = (int64_t *)m, *c1 = c0 + ow, *r0 = c1 + ow, *r1 = r0 + oh;
+  float *w0 = (float *)(r1 + oh), *w1 = w0 + ow, *v0 = w1 + ow, *v1 = v0 + oh;
+  float *buf[2] = {v1 + oh, v1 + oh + ow};
+  for (int64_t x = 0; x < ow; x++) {
+    c0[x] = aw->off[x * aw->k];
+    w0[x] = (float)aw->w[x * aw->k];
+    c1[x] = aw->k == 2 ? aw->off[x * 2 + 1] : c0[x];
+    w1[x] = aw->k == 2 ? (float)aw->w[x * 2 + 1] : 0.0f;
+  }
+  for (int64_t y = 0; y < oh; y++) {
+    r0[y] = ah->off[y * ah->k] / iw;
+    v0[y] = (float)ah->w[y * ah->k];
+    r1[y] = ah->k == 2 ? ah->off[y * 2 + 1] / iw : r0[y];
+    v1[y] = ah->k == 2 ? (float)ah->w[y * 2 + 1] : 0.0f;
+  }
+  for (int64_t pl = 0; pl < planes; pl++) {
+    const float *src = (const float *)in->data + pl * ih * iw;
+    float *dst = (float *)o->data + pl * oh * ow;
+    int64_t held[2] = {-1, -1}; /* input rows in buf[0], buf[1] */
+    for (int64_t y = 0; y < oh; y++) {
+      const float *h[2];
+      int64_t want[2] = {r0[y], r1[y]};
+      for (int t = 0; t < 2; t++) {
+        int b = held[0] == want[t] ? 0 : held[1] == want[t] ? 1 : -1;
+        if (b < 0) { /* into the buffer the other row does not need */
+          b = held[0] == want[1 - t] ? 1 : 0;
+          resize_row_f32(src + want[t] * iw, c0, c1, w0, w1, ow, buf[b]);
+          held[b] = want[t];
+        }
+        h[t] = buf[b];
+      }
+      float *out = dst + y * ow;
+      float a = v0[y], b = v1[y];
+      for (int64_t x = 0; x < ow; x++)
+        out[x] = a * h[0][x] + b * h[1][x];
+    }
+  }
+  free(m);
+  return true;
+}
+
 static void resize_interp(const het_resize_params *p, const het_tensor *in,
                           het_tensor *o, const resize_axis *axes) {
   int r = o->rank;
-  if (resize_copy(p, in, o, axes))
+  if (resize_f32_2d(p, in, o, axes) || resize_copy(p, in, o, axes))
     return;
   int64_t idx[HET_MAX_RANK] = {0}, n = het_tensor_count(o);
   for (int64_t e = 0; e < n; e++) {
