@@ -25,7 +25,7 @@ bash scripts/install-deps.sh || exit 1
 step "sanitizer build ($ASAN, HETRT_SANITIZE=ON) and unit tests"
 if cmake -S . -B "$ASAN" -DCMAKE_BUILD_TYPE=Debug -DHETRT_SANITIZE=ON "${EXTRA[@]}" >/dev/null &&
    cmake --build "$ASAN" -j"$JOBS"; then
-  (cd "$ASAN" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  (cd "$ASAN" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest -L unit -j"$JOBS" --output-on-failure) || { status=1; echo "test.sh: sanitizer unit tests FAILED"; }
 else
   status=1

@@ -290,8 +290,10 @@ static het_status het_exec_bind_outputs(het_exec_state *r, const int *out_index,
     while (i < n_out && g->outputs[out_index[i]] != v)
       i++;
     if (i < n_out && mode == HET_EXEC_ALLOCATE) {
-      HET_TRY(het_tensor_create_empty(pv->dtype, pv->dims, pv->rank,
-                                      &results[i]));
+      het_status st = het_tensor_create_empty(pv->dtype, pv->dims, pv->rank,
+                                              &results[i]);
+      if (st != HET_OK)
+        return het_error_wrap(st, "output '%s'", g->values[v].name);
       f->ptrs[v] = results[i];
     } else if (i < n_out) {
       het_tensor want = {.dtype = pv->dtype, .rank = pv->rank,
@@ -307,8 +309,11 @@ static het_status het_exec_bind_outputs(het_exec_state *r, const int *out_index,
                          pv->rank);
       f->ptrs[v] = given[i];
     } else {
+      het_status st = HET_OK;
       if (!t->data) /* not asked for: the frame keeps a buffer */
-        HET_TRY(het_tensor_alloc(t, pv->dtype, pv->dims, pv->rank));
+        st = het_tensor_alloc(t, pv->dtype, pv->dims, pv->rank);
+      if (st != HET_OK)
+        return het_error_wrap(st, "output '%s'", g->values[v].name);
       f->ptrs[v] = t;
     }
   }
@@ -440,9 +445,11 @@ het_status het_exec_body(het_program *body, het_stream_set *set,
       continue;
     }
     het_tensor *dst = outputs[o];
-    if (!dst->data)
+    if (!dst->data) {
       st = het_tensor_alloc(dst, pv->dtype, pv->dims, pv->rank);
-    else if (dst->dtype != pv->dtype || dst->rank != pv->rank ||
+      if (st != HET_OK)
+        het_error_wrap(st, "body output '%s'", g->values[v].name);
+    } else if (dst->dtype != pv->dtype || dst->rank != pv->rank ||
              memcmp(dst->dims, pv->dims, (size_t)pv->rank * sizeof *pv->dims))
       st = het_error(HET_ERR_SHAPE,
                      "body output '%s' does not fit the planned output",

@@ -110,10 +110,14 @@ static het_status het_frame_value(het_frame *f, int v) {
                   : (void *)het_empty_block;
     f->ptrs[v] = t;
     return HET_OK;
-  case HET_PV_OWN:
+  case HET_PV_OWN: {
     f->ptrs[v] = t;
-    return het_tensor_alloc_on(t, het_space_device(plan, pv->space),
-                               pv->dtype, pv->dims, pv->rank);
+    het_status st = het_tensor_alloc_on(t, het_space_device(plan, pv->space),
+                                        pv->dtype, pv->dims, pv->rank);
+    return st == HET_OK ? HET_OK
+                        : het_error_wrap(st, "value '%s'",
+                                         p->graph->values[v].name);
+  }
   case HET_PV_WEIGHT:
     f->ptrs[v] = p->graph->values[v].initializer;
     return HET_OK;

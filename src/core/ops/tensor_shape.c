@@ -325,6 +325,22 @@ het_status het_infer_tile(het_infer_ctx *ctx) {
   return HET_OK;
 }
 
+/* Counts past this are no tensor any machine holds (and past 2^63 they
+ * are not an int64): refused with the count. */
+#define HET_RANGE_MAX_COUNT 281474976710656.0 /* 2^48 */
+
+static het_status range_check(const het_infer_ctx *ctx, double c,
+                              int64_t *count) {
+  if (isnan(c))
+    return het_infer_fail(ctx, HET_ERR_INVALID_MODEL,
+                          "start, limit or delta is NaN");
+  if (c > HET_RANGE_MAX_COUNT)
+    return het_infer_fail(ctx, HET_ERR_SHAPE,
+                          "would make %.3g elements (more than 2^48)", c);
+  *count = c > 0 ? (int64_t)c : 0;
+  return HET_OK;
+}
+
 static het_status range_count(const het_infer_ctx *ctx, int64_t *count) {
   het_dtype t = ctx->inputs[0].dtype;
   const het_tensor *ts = ctx->inputs[0].data, *tl = ctx->inputs[1].data,
@@ -335,18 +351,15 @@ static het_status range_count(const het_infer_ctx *ctx, int64_t *count) {
     double d = het_dtype_load_f64(t, td->data, 0);
     if (d == 0 || isnan(d))
       return het_infer_fail(ctx, HET_ERR_INVALID_MODEL, "delta is zero");
-    double c = ceil((l - s) / d);
-    *count = c > 0 ? (int64_t)c : 0;
+    return range_check(ctx, ceil((l - s) / d), count);
   } else {
     int64_t s = het_dtype_load_i64(t, ts->data, 0);
     int64_t l = het_dtype_load_i64(t, tl->data, 0);
     int64_t d = het_dtype_load_i64(t, td->data, 0);
     if (d == 0)
       return het_infer_fail(ctx, HET_ERR_INVALID_MODEL, "delta is zero");
-    double c = ceil(((double)l - (double)s) / (double)d);
-    *count = c > 0 ? (int64_t)c : 0;
+    return range_check(ctx, ceil(((double)l - (double)s) / (double)d), count);
   }
-  return HET_OK;
 }
 
 het_status het_infer_range(het_infer_ctx *ctx) {
