@@ -4,7 +4,10 @@
  * broadcast shapes and NaN/inf inputs, on the calling thread and on a
  * thread pool, and compared with a straightforward double reference.
  * Exact ops (add, max, relu, sqrt ...) must match bit for bit; exp, erf,
- * tanh and sigmoid stay within 1e-6 relative error over a sweep.
+ * tanh and sigmoid stay within 1e-6 relative error over a sweep.  The
+ * vectorised float16 conversions (kernels/half.h) match core/dtype.h's
+ * scalar ones bit for bit: every half value, and floats around every
+ * rounding tie, the subnormals, overflow and NaN.
  */
 #include <check.h>
 #include <float.h>
@@ -14,7 +17,9 @@
 #include <string.h>
 
 #include "common/cases.h"
+#include "core/dtype.h"
 #include "core/tensor.h"
+#include "kernels/half.h"
 #include "kernels/elementwise_internal.h"
 #include "kernels/reduce_common.h"
 #include "providers/cpu/threadpool.h"
@@ -520,6 +525,59 @@ START_TEST(test_reduce_inner_blocks) {
 }
 END_TEST
 
+/* ---- float16 conversions ---- */
+
+START_TEST(test_half_to_float_all) {
+  enum { N = 65536 + 5 }; /* odd tail */
+  uint16_t *h = malloc(N * sizeof *h);
+  float *f = malloc(N * sizeof *f);
+  for (int i = 0; i < N; i++)
+    h[i] = (uint16_t)i;
+  het_half_to_float(h, f, N);
+  for (int i = 0; i < N; i++) {
+    float want = het_f16_to_f32(h[i]);
+    EXPECT(isnan(want) ? isnan(f[i]) : memcmp(&want, &f[i], 4) == 0,
+           "half 0x%04x: %a, want %a", h[i], f[i], want);
+  }
+  free(h);
+  free(f);
+}
+END_TEST
+
+START_TEST(test_float_to_half_ties_and_specials) {
+  enum { N = 4 * 65536 + 7 };
+  float *f = malloc(N * sizeof *f);
+  uint16_t *h = malloc(N * sizeof *h);
+  int n = 0;
+  /* every finite half, the midpoints to its neighbour and just off them */
+  for (int i = 0; i < 65536 && n + 4 <= N; i++) {
+    float a = het_f16_to_f32((uint16_t)i);
+    float b = het_f16_to_f32((uint16_t)(i + 1));
+    if (!isfinite(a) || !isfinite(b) || (i & 0x7fff) == 0x7bff)
+      continue;
+    float mid = (float)(((double)a + b) / 2);
+    f[n++] = a;
+    f[n++] = mid;
+    f[n++] = nextafterf(mid, a);
+    f[n++] = nextafterf(mid, b);
+  }
+  const float specials[] = {INFINITY, -INFINITY, NAN, 65504.0f, 65520.0f,
+                            1e9f, -1e9f, 1e-10f, -0.0f};
+  for (size_t k = 0; k < sizeof specials / sizeof *specials && n < N; k++)
+    f[n++] = specials[k];
+  het_float_to_half(f, h, n);
+  for (int i = 0; i < n; i++) {
+    uint16_t want = het_f32_to_f16(f[i]);
+    bool nan = isnan(f[i]);
+    EXPECT(nan ? (h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff) != 0
+               : h[i] == want,
+           "float %a: half 0x%04x, want 0x%04x", f[i], h[i], want);
+  }
+  free(f);
+  free(h);
+}
+END_TEST
+
 static Suite *vec_suite(void) {
   Suite *s = suite_create("kernels_vec");
   TCase *un = tcase_create("unary");
@@ -539,6 +597,10 @@ static Suite *vec_suite(void) {
   tcase_add_loop_test(red, test_reduce_last_axis, 0, 4);
   tcase_add_loop_test(red, test_reduce_inner_blocks, 0, 4);
   suite_add_tcase(s, red);
+  TCase *half = tcase_create("half");
+  tcase_add_test(half, test_half_to_float_all);
+  tcase_add_test(half, test_float_to_half_ties_and_specials);
+  suite_add_tcase(s, half);
   return s;
 }
 

@@ -4,6 +4,7 @@
  * `axis` attributes).  The kernels themselves live in elementwise_*.c.
  */
 #include "kernels/elementwise_internal.h"
+#include "kernels/half.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,7 @@ static void het_ew_half_to_f32(const het_tensor *src, het_tensor *dst) {
   float *d = dst->data;
   int64_t n = het_tensor_count(src);
   if (src->dtype == HET_DTYPE_FLOAT16)
-    for (int64_t i = 0; i < n; i++)
-      d[i] = het_f16_to_f32(s[i]);
+    het_half_to_float(s, d, n);
   else
     for (int64_t i = 0; i < n; i++)
       d[i] = het_bf16_to_f32(s[i]);
@@ -37,8 +37,7 @@ static void het_ew_f32_to_half(const het_tensor *src, het_tensor *dst) {
   uint16_t *d = dst->data;
   int64_t n = het_tensor_count(dst);
   if (dst->dtype == HET_DTYPE_FLOAT16)
-    for (int64_t i = 0; i < n; i++)
-      d[i] = het_f32_to_f16(s[i]);
+    het_float_to_half(s, d, n);
   else
     for (int64_t i = 0; i < n; i++)
       d[i] = het_f32_to_bf16(s[i]);

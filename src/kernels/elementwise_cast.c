@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/elementwise_internal.h"
+#include "kernels/half.h"
 
 /* Straight C conversions for the common pairs that cannot hit UB. */
 #define CAST_FAST(S, D, ST, DT)                            \
@@ -31,17 +32,11 @@ static void het_ew_cast_data(const het_tensor *in, het_tensor *out) {
   CAST_FAST(HET_DTYPE_INT32, HET_DTYPE_INT64, int32_t, int64_t)
   CAST_FAST(HET_DTYPE_INT64, HET_DTYPE_INT32, int64_t, int32_t)
   if (in->dtype == HET_DTYPE_FLOAT32 && out->dtype == HET_DTYPE_FLOAT16) {
-    const float *s = in->data;
-    uint16_t *d = out->data;
-    for (int64_t i = 0; i < n; i++)
-      d[i] = het_f32_to_f16(s[i]);
+    het_float_to_half(in->data, out->data, n);
     return;
   }
   if (in->dtype == HET_DTYPE_FLOAT16 && out->dtype == HET_DTYPE_FLOAT32) {
-    const uint16_t *s = in->data;
-    float *d = out->data;
-    for (int64_t i = 0; i < n; i++)
-      d[i] = het_f16_to_f32(s[i]);
+    het_half_to_float(in->data, out->data, n);
     return;
   }
   if (het_dtype_is_float(in->dtype) || het_dtype_is_float(out->dtype)) {

@@ -273,7 +273,12 @@ static het_status het_lk_conv_generic(het_kernel_ctx *ctx) {
 size_t het_lk_conv_scratch(const het_kernel_ctx *ctx) {
   const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   if (ctx->state && strcmp(ctx->node->op_type, "ConvTranspose") != 0)
-    return 0; /* oneDNN's primitive (or the depthwise kernel) runs it */
+#ifdef HETRT_HAVE_DNNL
+    return het_dnnl_conv_scratch(ctx); /* oneDNN's primitive (or the
+                                          depthwise kernel) runs it */
+#else
+    return 0; /* the depthwise kernel runs it */
+#endif
   const het_tensor *y = ctx->outputs[0];
   bool transposed = strcmp(ctx->node->op_type, "ConvTranspose") == 0;
   het_conv_geom g;

@@ -32,6 +32,7 @@
 
 #include "core/status.h"
 #include "kernels/dnnl/dnnl_common.h"
+#include "kernels/half.h"
 #include "kernels/tuning.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
@@ -65,6 +66,11 @@ typedef struct het_dnnl_state {
   float act_lo, act_hi;
   const char *act_op;         /* hetrt_act (op name) as a post-op, or NULL */
   float act_alpha, act_beta;
+  /* float16 Conv: the float32 primitive runs it, on weights (and bias)
+   * converted once here and X, Y (and the residual) converted per call
+   * through the run's scratch. */
+  bool f16;
+  het_tensor *w32, *b32;
   pthread_mutex_t mu;
   int n;
   dnnl_entry entries[DNNL_CACHE];
@@ -610,6 +616,27 @@ static bool dnnl_takes(const het_graph *graph, const het_node *node,
   return true;
 }
 
+/* A float16 Conv with float16 constant weights (and bias, residual):
+ * runs on the float32 primitive (het_dnnl_state.f16). */
+static bool dnnl_takes_f16(const het_graph *graph, const het_node *node) {
+  const het_tensor *w = node_init(graph, node, 1);
+  bool has_b = het_node_input(node, 2) >= 0;
+  const het_tensor *b = has_b ? node_init(graph, node, 2) : NULL;
+  int x = het_node_input(node, 0), z = het_node_input(node, 3);
+  return het_dnnl_engine() && x >= 0 &&
+         graph->values[x].dtype == HET_DTYPE_FLOAT16 && w &&
+         w->dtype == HET_DTYPE_FLOAT16 && (!has_b || b) &&
+         (!b || b->dtype == HET_DTYPE_FLOAT16) &&
+         (z < 0 || graph->values[z].dtype == HET_DTYPE_FLOAT16);
+}
+
+/* A float32 copy of float16 tensor t into *out (caller owns). */
+static het_status f16_widen(const het_tensor *t, het_tensor **out) {
+  HET_TRY(het_tensor_create_empty(HET_DTYPE_FLOAT32, t->dims, t->rank, out));
+  het_half_to_float(t->data, (*out)->data, het_tensor_count(t));
+  return HET_OK;
+}
+
 static het_status state_create(const het_node *node, dnnl_kind kind,
                                const het_kernel_prep *prep,
                                het_dnnl_state **out) {
@@ -646,13 +673,33 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
                                void **state) {
   *state = NULL;
   bool nhwc = (prep->nhwc_in | prep->nhwc_out) != 0;
-  if (!dnnl_takes(graph, node, kind))
-    return nhwc ? het_error(HET_ERR_UNSUPPORTED,
-                            "node '%s': no oneDNN path for NHWC", node->name)
-                : HET_OK;
+  bool f16 = false;
+  if (!dnnl_takes(graph, node, kind)) {
+    f16 = kind == KIND_CONV && !nhwc && dnnl_takes_f16(graph, node);
+    if (!f16)
+      return nhwc ? het_error(HET_ERR_UNSUPPORTED,
+                              "node '%s': no oneDNN path for NHWC", node->name)
+                  : HET_OK;
+  }
   het_dnnl_state *s = NULL;
   HET_TRY(state_create(node, kind, prep, &s));
   *state = s;
+  const het_tensor *w = node_init(graph, node, 1);
+  if (f16) {
+    const het_tensor *b = het_node_input(node, 2) >= 0
+                              ? node_init(graph, node, 2)
+                              : NULL;
+    s->f16 = true;
+    het_status st = f16_widen(w, &s->w32);
+    if (st == HET_OK && b)
+      st = f16_widen(b, &s->b32);
+    if (st != HET_OK) {
+      het_dnnl_state_destroy(s);
+      *state = NULL;
+      return st;
+    }
+    w = s->w32;
+  }
   const het_shape *xs = &graph->values[het_node_input(node, 0)].shape;
   const dnnl_entry *e = NULL;
   bool batch_only = xs->rank > 1 && het_shape_item_count(xs) >= 0;
@@ -660,7 +707,7 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < xs->rank; i++)
       dims[i] = xs->dims[i].value < 0 ? 1 : xs->dims[i].value;
-    e = entry_get(s, node, dims, xs->rank, node_init(graph, node, 1),
+    e = entry_get(s, node, dims, xs->rank, w,
                   het_node_input(node, 2) >= 0 && kind == KIND_CONV);
   }
   if (nhwc && (!e || !e->ok)) {
@@ -721,6 +768,8 @@ void het_dnnl_state_destroy(void *state) {
     return;
   for (int i = 0; i < s->n; i++)
     entry_clear(&s->entries[i]);
+  het_tensor_destroy(s->w32);
+  het_tensor_destroy(s->b32);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
@@ -844,8 +893,69 @@ static het_status conv_run_uncached(het_kernel_ctx *ctx,
   return HET_OK;
 }
 
+/* Bytes of float32 staging a float16 Conv takes from the run's scratch:
+ * X, Y and the residual, 64-byte aligned each. */
+static size_t f16_staging(const het_kernel_ctx *ctx) {
+  size_t b = 0;
+  const het_tensor *t[3] = {ctx->inputs[0], ctx->outputs[0],
+                            ctx->n_inputs > 3 ? ctx->inputs[3] : NULL};
+  for (int i = 0; i < 3; i++)
+    if (t[i])
+      b += ((size_t)het_tensor_count(t[i]) * sizeof(float) + 63) & ~(size_t)63;
+  return b;
+}
+
+size_t het_dnnl_conv_scratch(const het_kernel_ctx *ctx) {
+  const het_dnnl_state *s = ctx->state;
+  return s && s->f16 ? f16_staging(ctx) : 0;
+}
+
+/* A float16 Conv on its float32 entry, converting at the edges. */
+static het_status dnnl_run_f16(het_kernel_ctx *ctx, het_dnnl_state *s,
+                               bool *done) {
+  const het_tensor *x = ctx->inputs[0];
+  const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  if (x->dtype != HET_DTYPE_FLOAT16 || y->dtype != HET_DTYPE_FLOAT16 ||
+      (z && z->dtype != HET_DTYPE_FLOAT16) || het_tensor_count(y) == 0)
+    return HET_OK; /* the generic path */
+  const dnnl_entry *e =
+      entry_get(s, ctx->node, x->dims, x->rank, s->w32, s->b32 != NULL);
+  if (!e || !e->ok ||
+      dnnl_memory_desc_get_size(e->dst_user.ndims ? &e->dst_user
+                                                  : &e->p.dst_md) !=
+          (size_t)het_tensor_count(y) * sizeof(float))
+    return HET_OK;
+  float *x32 = NULL, *y32 = NULL, *z32 = NULL;
+  HET_TRY(het_kernel_take(ctx, (size_t)het_tensor_count(x) * sizeof(float),
+                          (void **)&x32));
+  het_status st = het_kernel_take(
+      ctx, (size_t)het_tensor_count(y) * sizeof(float), (void **)&y32);
+  if (st == HET_OK && z)
+    st = het_kernel_take(ctx, (size_t)het_tensor_count(z) * sizeof(float),
+                         (void **)&z32);
+  if (st == HET_OK) {
+    het_half_to_float(x->data, x32, het_tensor_count(x));
+    if (z)
+      het_half_to_float(z->data, z32, het_tensor_count(z));
+    if (!entry_execute(e, x32, s->b32 ? s->b32->data : NULL, y32, z32))
+      st = het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
+    else
+      het_float_to_half(y32, y->data, het_tensor_count(y));
+  }
+  het_kernel_give(ctx, z32);
+  het_kernel_give(ctx, y32);
+  het_kernel_give(ctx, x32);
+  *done = st == HET_OK;
+  return st;
+}
+
 static het_status dnnl_run(het_kernel_ctx *ctx, bool *done) {
   het_dnnl_state *s = ctx->state;
+  if (s->f16) {
+    *done = false;
+    return dnnl_run_f16(ctx, s, done);
+  }
   const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   const het_tensor *b =
       s->kind == KIND_CONV && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;

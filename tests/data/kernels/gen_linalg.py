@@ -370,6 +370,20 @@ def lstm_f32_cases():
          [("", None), ("yh", yh)], 13, direction="reverse", hidden_size=hid)
 
 
+# float16 Convs with constant weights run on oneDNN's float32 primitive
+# (weights widened once, X/Y converted per call); own RNG as above.
+RNG_F16 = np.random.default_rng(2468)
+
+
+def conv_f16_cases():
+    r = lambda *shape: (RNG_F16.standard_normal(shape) * 0.5).astype(np.float16)
+    x, w, b = r(1, 8, 9, 9), r(16, 8, 3, 3), r(16)
+    y = conv_ref(x.astype(np.float32), w.astype(np.float32),
+                 b.astype(np.float32), 2, [1] * 4, 1, 1).astype(np.float16)
+    case("conv2d_float16_init_strided", "Conv", [("x", x), ("w", w), ("b", b)],
+         [("y", y)], 13, inits=("w", "b"), strides=[2, 2], pads=[1] * 4)
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -382,6 +396,7 @@ def main():
     error_cases()
     conv_dw_cases()
     lstm_f32_cases()
+    conv_f16_cases()
 
 
 if __name__ == "__main__":
