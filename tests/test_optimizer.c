@@ -76,6 +76,9 @@ static const opt_case k_cases[] = {
       {"FusedConv", 3}, {"Conv", 8}, {"Clip", 0}}},
     {"fire_dyn", HET_OPT_ALL, 17,
      {{"Concat", 2}, {"MaxPool", 2}, {"FusedConv", 3}, {"Conv", 8}}},
+    /* gen_conv_f16.py: Relu and Clip fused into float16 Convs */
+    {"conv_f16_clamp", HET_OPT_EXTENDED, 4,
+     {{"Conv", 2}, {"Relu", 0}, {"Clip", 0}, {"Cast", 2}}},
     /* gen_hard_acts.py: four written-out hard activations become the
      * ops and their Convs take them over; the near misses stay */
     {"hard_acts", HET_OPT_EXTENDED, 4,

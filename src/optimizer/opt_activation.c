@@ -1,4 +1,5 @@
-/* opt_activation.c — a float32 Conv (or hetrt.FusedConv, opt_conv_add.c)
+/* opt_activation.c — a float32 Conv (or hetrt.FusedConv, opt_conv_add.c;
+ * float16 ones for Relu and Clip)
  * whose only reader is an activation takes it over and writes the
  * activation's output value; the activation node goes.  Relu and Clip
  * with constant bounds become the attributes hetrt_act_min /
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
 
@@ -24,7 +26,8 @@ typedef struct het_opt_act {
   float lo, hi, alpha, beta;
 } het_opt_act;
 
-/* A constant float32 scalar input i of node (present); false otherwise. */
+/* A constant float32 (or float16) scalar input i of node (present);
+ * false otherwise. */
 static bool het_opt_scalar(const het_graph *g, const het_node *n, int i,
                            float *out) {
   int v = het_node_input(n, i);
@@ -33,9 +36,14 @@ static bool het_opt_scalar(const het_graph *g, const het_node *n, int i,
   if (!het_opt_is_constant(g, v))
     return false;
   const het_tensor *t = g->values[v].initializer;
-  if (t->dtype != HET_DTYPE_FLOAT32 || het_tensor_count(t) != 1)
+  if (het_tensor_count(t) != 1)
     return false;
-  *out = ((const float *)t->data)[0];
+  if (t->dtype == HET_DTYPE_FLOAT16) /* a float16 model's Clip bounds */
+    *out = het_f16_to_f32(((const uint16_t *)t->data)[0]);
+  else if (t->dtype == HET_DTYPE_FLOAT32)
+    *out = ((const float *)t->data)[0];
+  else
+    return false;
   return true;
 }
 
@@ -67,12 +75,16 @@ static bool het_opt_act_parse(const het_graph *g, const het_node *act,
   return het_opt_scalar(g, act, 1, &a->lo) && het_opt_scalar(g, act, 2, &a->hi);
 }
 
-/* The Conv/FusedConv node whose output only act reads, or -1. */
-static int het_opt_act_conv(const het_opt *o, const het_node *act) {
+/* The Conv/FusedConv node whose output only act (parsed as a) reads, or
+ * -1.  float32; float16 for clamps only, which commute with rounding to
+ * float16, so the fused node's output is the unfused one's bit for bit. */
+static int het_opt_act_conv(const het_opt *o, const het_node *act,
+                            const het_opt_act *a) {
   const het_graph *g = o->g;
   int x = het_node_input(act, 0);
+  het_dtype dt = x >= 0 ? g->values[x].dtype : HET_DTYPE_UNDEFINED;
   if (x < 0 || het_opt_uses(o, x) != 1 || g->values[x].producer < 0 ||
-      g->values[x].dtype != HET_DTYPE_FLOAT32)
+      !(dt == HET_DTYPE_FLOAT32 || (dt == HET_DTYPE_FLOAT16 && !a->op)))
     return -1;
   int c = g->values[x].producer;
   const het_node *conv = &g->nodes[c];
@@ -123,7 +135,7 @@ het_status het_opt_fuse_activations(het_opt *o) {
     het_opt_act a;
     if (o->dead[n] || !het_opt_act_parse(g, &g->nodes[n], &a))
       continue;
-    int c = het_opt_act_conv(o, &g->nodes[n]);
+    int c = het_opt_act_conv(o, &g->nodes[n], &a);
     if (c < 0)
       continue;
     HET_TRY(het_opt_act_apply(o, c, n, &a));
