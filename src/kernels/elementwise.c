@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+static size_t het_ew_half_scratch(const het_kernel_ctx *ctx);
+
 const het_kernel het_kernels_elementwise[] = {
 #define HET_EW_ROW_(op, dom) {.op_type = #op, .domain = dom, \
-                              .run = het_kernel_ew_run_##op},
+                              .run = het_kernel_ew_run_##op, \
+                              .scratch = het_ew_half_scratch},
     HET_EW_KERNELS(HET_EW_ROW_)
 #undef HET_EW_ROW_
     {0},
@@ -50,10 +53,29 @@ typedef struct het_ew_half_call {
   het_tensor **ins, **outs;
 } het_ew_half_call;
 
-static void het_ew_half_free(het_ew_half_call *c) {
+/* Bytes of one float32 copy of t, as het_kernel_take rounds them. */
+static size_t het_ew_f32_bytes(const het_tensor *t) {
+  return ((size_t)het_tensor_count(t) * sizeof(float) + 63) & ~(size_t)63;
+}
+
+/* The float32 copies a half-precision call stages in the run's scratch
+ * (so a planned run allocates nothing); 0 for other dtypes. */
+static size_t het_ew_half_scratch(const het_kernel_ctx *ctx) {
+  size_t b = 0;
+  for (int k = 0; k < ctx->n_inputs + ctx->n_outputs; k++) {
+    const het_tensor *t = k < ctx->n_inputs ? ctx->inputs[k]
+                                            : ctx->outputs[k - ctx->n_inputs];
+    if (het_ew_is_half(t))
+      b += het_ew_f32_bytes(t);
+  }
+  return b;
+}
+
+static void het_ew_half_free(het_kernel_ctx *ctx, het_ew_half_call *c) {
   if (c->tmp)
     for (int k = 0; k < c->n; k++)
-      het_tensor_reset(&c->tmp[k]);
+      if (c->tmp[k].data)
+        het_kernel_give(ctx, c->tmp[k].data);
   free(c->tmp);
   free(c->ins);
 }
@@ -73,7 +95,12 @@ static het_status het_ew_half_setup(het_kernel_ctx *ctx,
     c->ins[k] = t;
     if (!het_ew_is_half(t) || !t->data)
       continue;
-    HET_TRY(het_tensor_alloc(&c->tmp[k], HET_DTYPE_FLOAT32, t->dims, t->rank));
+    het_tensor *f = &c->tmp[k];
+    f->dtype = HET_DTYPE_FLOAT32;
+    f->rank = t->rank;
+    memcpy(f->dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+    f->nbytes = (size_t)het_tensor_count(t) * sizeof(float);
+    HET_TRY(het_kernel_take(ctx, f->nbytes, &f->data));
     if (is_in)
       het_ew_half_to_f32(t, &c->tmp[k]);
     c->ins[k] = &c->tmp[k];
@@ -101,7 +128,7 @@ het_status het_ew_via_f32(het_kernel_ctx *ctx, het_ew_body_fn fn,
   for (int k = 0; st == HET_OK && k < ctx->n_outputs; k++)
     if (c.outs[k] != ctx->outputs[k])
       het_ew_f32_to_half(c.outs[k], ctx->outputs[k]);
-  het_ew_half_free(&c);
+  het_ew_half_free(ctx, &c);
   return st;
 }
 
