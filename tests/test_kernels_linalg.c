@@ -49,6 +49,7 @@ static const char *const core_cases[] = {
 /* Less common dtypes and degenerate shapes. */
 static const char *const limit_cases[] = {
     "conv2d_pointwise_f64",  "conv2d_float16", "conv2d_float16_init_strided",
+    "matmul_float16_init",
     "matmul_1d_both",        "matmul_int32_broadcast",
     "matmul_f64_init",       "matmulinteger_per_row_zp",
 };

@@ -274,7 +274,7 @@ size_t het_lk_conv_scratch(const het_kernel_ctx *ctx) {
   const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
   if (ctx->state && strcmp(ctx->node->op_type, "ConvTranspose") != 0)
 #ifdef HETRT_HAVE_DNNL
-    return het_dnnl_conv_scratch(ctx); /* oneDNN's primitive (or the
+    return het_dnnl_scratch(ctx); /* oneDNN's primitive (or the
                                           depthwise kernel) runs it */
 #else
     return 0; /* the depthwise kernel runs it */

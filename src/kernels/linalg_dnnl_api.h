@@ -39,9 +39,9 @@ void het_dnnl_state_destroy(void *state);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must fall back. */
 het_status het_dnnl_conv_run(het_kernel_ctx *ctx, bool *done);
-/* Scratch a Conv on oneDNN takes per run (the float32 staging of a
- * float16 one; 0 for float32). */
-size_t het_dnnl_conv_scratch(const het_kernel_ctx *ctx);
+/* Scratch a Conv or MatMul on oneDNN takes per run (the float32 staging
+ * of a float16 one; 0 for float32). */
+size_t het_dnnl_scratch(const het_kernel_ctx *ctx);
 het_status het_dnnl_matmul_run(het_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare
 #define HET_LK_DNNL_PREPARE_WITH het_dnnl_conv_prepare_with

@@ -77,6 +77,15 @@ fail:
   return st;
 }
 
+size_t het_lk_matmul_scratch(const het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  return ctx->state ? het_dnnl_scratch(ctx) : 0;
+#else
+  (void)ctx;
+  return 0;
+#endif
+}
+
 het_status het_lk_matmul_run(het_kernel_ctx *ctx) {
   const het_tensor *a = ctx->inputs[0], *b = ctx->inputs[1];
   het_tensor *y = ctx->outputs[0];

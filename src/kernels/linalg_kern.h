@@ -86,6 +86,8 @@ het_status het_lk_conv_i32(const het_kernel_ctx *ctx,
 
 /* Kernel entry points (one file per concept). */
 het_status het_lk_matmul_run(het_kernel_ctx *ctx);
+/* Scratch of MatMul (the float32 staging of a float16 one on oneDNN). */
+size_t het_lk_matmul_scratch(const het_kernel_ctx *ctx);
 het_status het_lk_gemm_run(het_kernel_ctx *ctx);
 het_status het_lk_matmul_integer_run(het_kernel_ctx *ctx);
 het_status het_lk_qlinear_matmul_run(het_kernel_ctx *ctx);

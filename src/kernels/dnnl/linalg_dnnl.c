@@ -66,7 +66,8 @@ typedef struct het_dnnl_state {
   float act_lo, act_hi;
   const char *act_op;         /* hetrt_act (op name) as a post-op, or NULL */
   float act_alpha, act_beta;
-  /* float16 Conv: the float32 primitive runs it, on weights (and bias)
+  /* float16 Conv or MatMul: the float32 primitive runs it, on weights
+   * (and bias)
    * converted once here and X, Y (and the residual) converted per call
    * through the run's scratch. */
   bool f16;
@@ -616,8 +617,8 @@ static bool dnnl_takes(const het_graph *graph, const het_node *node,
   return true;
 }
 
-/* A float16 Conv with float16 constant weights (and bias, residual):
- * runs on the float32 primitive (het_dnnl_state.f16). */
+/* A float16 Conv or MatMul with float16 constant weights (and bias,
+ * residual): runs on the float32 primitive (het_dnnl_state.f16). */
 static bool dnnl_takes_f16(const het_graph *graph, const het_node *node) {
   const het_tensor *w = node_init(graph, node, 1);
   bool has_b = het_node_input(node, 2) >= 0;
@@ -675,7 +676,7 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
   bool nhwc = (prep->nhwc_in | prep->nhwc_out) != 0;
   bool f16 = false;
   if (!dnnl_takes(graph, node, kind)) {
-    f16 = kind == KIND_CONV && !nhwc && dnnl_takes_f16(graph, node);
+    f16 = !nhwc && dnnl_takes_f16(graph, node);
     if (!f16)
       return nhwc ? het_error(HET_ERR_UNSUPPORTED,
                               "node '%s': no oneDNN path for NHWC", node->name)
@@ -893,7 +894,7 @@ static het_status conv_run_uncached(het_kernel_ctx *ctx,
   return HET_OK;
 }
 
-/* Bytes of float32 staging a float16 Conv takes from the run's scratch:
+/* Bytes of float32 staging a float16 node takes from the run's scratch:
  * X, Y and the residual, 64-byte aligned each. */
 static size_t f16_staging(const het_kernel_ctx *ctx) {
   size_t b = 0;
@@ -905,12 +906,13 @@ static size_t f16_staging(const het_kernel_ctx *ctx) {
   return b;
 }
 
-size_t het_dnnl_conv_scratch(const het_kernel_ctx *ctx) {
+size_t het_dnnl_scratch(const het_kernel_ctx *ctx) {
   const het_dnnl_state *s = ctx->state;
   return s && s->f16 ? f16_staging(ctx) : 0;
 }
 
-/* A float16 Conv on its float32 entry, converting at the edges. */
+/* A float16 Conv or MatMul on its float32 entry, converting at the
+ * edges. */
 static het_status dnnl_run_f16(het_kernel_ctx *ctx, het_dnnl_state *s,
                                bool *done) {
   const het_tensor *x = ctx->inputs[0];

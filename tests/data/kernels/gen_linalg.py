@@ -382,6 +382,10 @@ def conv_f16_cases():
                  b.astype(np.float32), 2, [1] * 4, 1, 1).astype(np.float16)
     case("conv2d_float16_init_strided", "Conv", [("x", x), ("w", w), ("b", b)],
          [("y", y)], 13, inits=("w", "b"), strides=[2, 2], pads=[1] * 4)
+    a, bm = r(2, 3, 8), r(8, 5)
+    case("matmul_float16_init", "MatMul", [("a", a), ("b", bm)],
+         [("y", (a.astype(np.float64) @ bm.astype(np.float64))
+           .astype(np.float16))], 13, inits=("b",))
 
 
 def main():
