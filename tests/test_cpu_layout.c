@@ -398,6 +398,19 @@ static void fresh_cache(char *dir, size_t cap) {
   het_tuning_reload();
 }
 
+/* Removes the cache folder fresh_cache made and what the test wrote in
+ * it (the choices file, the CPU profile). */
+static void drop_cache(const char *dir) {
+  static const char *const files[] = {"kernel-choices.txt",
+                                      "cpu-profile.txt"};
+  char path[512];
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    unlink(path);
+  }
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+
 static int file_lines(const char *dir, char *last, size_t cap) {
   char path[512], line[1024];
   snprintf(path, sizeof path, "%s/kernel-choices.txt", dir);
@@ -449,6 +462,7 @@ START_TEST(test_winograd_candidates) {
     opt_session_case(env, HETRT_TEST_DATA "/optimizer/conv_wide", "all",
                      "auto", algos[i]);
   het_env_destroy(env);
+  drop_cache(dir);
 }
 END_TEST
 
@@ -506,6 +520,7 @@ START_TEST(test_conv_choice_remembered) {
   ck_assert_int_eq(file_lines(dir, NULL, 0), lines);
   unsetenv("HETRT_TUNING");
   het_graph_destroy(wide);
+  drop_cache(dir);
 }
 END_TEST
 #endif
