@@ -18,6 +18,7 @@
 #include "hetrt/hetrt.h"
 #include "onnx/loader.h"
 #include "testcase/testcase.h"
+#include "common/opt_helpers.h"
 
 #define CONTROL HETRT_TEST_DATA "/control/"
 #define DEVICES HETRT_SOURCE_DIR "/configs/devices/"
@@ -60,29 +61,9 @@ static het_session *open_session(const char *name, bool emu,
 /* Tensors test_data_set_<set>/<kind>_*.pb of case name; their count. */
 static int load_set(const char *name, int set, const char *kind,
                     het_tensor **t, char **names) {
-  int n = 0;
-  for (; n < MAX_IO; n++) {
-    char path[512];
-    uint8_t *buf;
-    size_t len;
-    snprintf(path, sizeof path, CONTROL "%s/test_data_set_%d/%s_%d.pb", name,
-             set, kind, n);
-    if (het_read_file(path, 1 << 24, &buf, &len) != HET_OK)
-      break;
-    het_status st = het_onnx_tensor_decode(buf, len, path, &t[n], &names[n]);
-    free(buf);
-    ck_assert_msg(st == HET_OK, "%s", het_last_error());
-  }
-  het_error_clear();
-  return n;
-}
-
-static void free_set(het_tensor **t, char **names, int n) {
-  for (int i = 0; i < n; i++) {
-    het_tensor_destroy(t[i]);
-    if (names)
-      free(names[i]);
-  }
+  char dir[512];
+  snprintf(dir, sizeof dir, CONTROL "%s", name);
+  return opt_load_tensors(dir, set, kind, t, names, MAX_IO);
 }
 
 static void run(het_session *s, het_tensor **in, char **names, int n_in,
@@ -156,9 +137,9 @@ START_TEST(test_bodies_on_emu_match_cpu) {
         het_tensor_destroy(got[o]);
       }
     }
-    free_set(want, NULL, n_ref);
-    free_set(ref, ref_names, n_ref);
-    free_set(in, names, n_in);
+    opt_free_tensors(want, NULL, n_ref);
+    opt_free_tensors(ref, ref_names, n_ref);
+    opt_free_tensors(in, names, n_in);
   }
   het_session_destroy(emu);
   het_session_destroy(cpu);
@@ -193,7 +174,7 @@ START_TEST(test_loop_zero_trips) {
   ck_assert_int_eq(het_tensor_get_count(out[1]), 0);
   het_tensor_destroy(out[0]);
   het_tensor_destroy(out[1]);
-  free_set(in, names, n_in);
+  opt_free_tensors(in, names, n_in);
   het_session_destroy(s);
 }
 END_TEST

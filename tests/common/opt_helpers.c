@@ -39,11 +39,10 @@ int opt_count_op(const het_graph *g, const char *op) {
   return n;
 }
 
-/* Reads test_data_set_<set>/<kind>_*.pb; returns the count (0 = none). */
-static int load_tensors(const char *dir, int set, const char *kind,
-                        het_tensor **t, char **names) {
+int opt_load_tensors(const char *dir, int set, const char *kind,
+                     het_tensor **t, char **names, int max) {
   int n = 0;
-  for (; n < MAX_IO; n++) {
+  for (; n < max; n++) {
     char path[512];
     uint8_t *buf;
     size_t len;
@@ -59,7 +58,7 @@ static int load_tensors(const char *dir, int set, const char *kind,
   return n;
 }
 
-static void free_tensors(het_tensor **t, char **names, int n) {
+void opt_free_tensors(het_tensor **t, char **names, int n) {
   for (int i = 0; i < n; i++) {
     het_tensor_destroy(t[i]);
     if (names)
@@ -89,10 +88,10 @@ bool opt_check_numerics(const char *dir, int set, het_graph *g0,
                         het_graph *g1) {
   het_tensor *in[MAX_IO], *ref[MAX_IO], *o0[MAX_IO], *o1[MAX_IO];
   char *names[MAX_IO], *ref_names[MAX_IO];
-  int n_in = load_tensors(dir, set, "input", in, names);
-  int n_ref = load_tensors(dir, set, "output", ref, ref_names);
+  int n_in = opt_load_tensors(dir, set, "input", in, names, MAX_IO);
+  int n_ref = opt_load_tensors(dir, set, "output", ref, ref_names, MAX_IO);
   if (n_ref == 0) {
-    free_tensors(in, names, n_in);
+    opt_free_tensors(in, names, n_in);
     return false;
   }
   ck_assert_int_eq(n_ref, g0->n_outputs);
@@ -102,10 +101,10 @@ bool opt_check_numerics(const char *dir, int set, het_graph *g0,
    * cancel, so tiny outputs can differ by more than rtol alone allows. */
   compare_all(dir, "optimized vs unoptimized", o0, o1, n_ref, 1e-5, 1e-5);
   compare_all(dir, "optimized vs reference", ref, o1, n_ref, 1e-4, 1e-5);
-  free_tensors(o0, NULL, n_ref);
-  free_tensors(o1, NULL, n_ref);
-  free_tensors(in, names, n_in);
-  free_tensors(ref, ref_names, n_ref);
+  opt_free_tensors(o0, NULL, n_ref);
+  opt_free_tensors(o1, NULL, n_ref);
+  opt_free_tensors(in, names, n_in);
+  opt_free_tensors(ref, ref_names, n_ref);
   return true;
 }
 

@@ -22,6 +22,15 @@ het_graph *opt_load_graph(const char *dir, int level,
 /* Nodes of g whose op_type is op. */
 int opt_count_op(const het_graph *g, const char *op);
 
+/* Reads dir/test_data_set_<set>/<kind>_*.pb (kind "input" or "output"),
+ * at most max of them, into t (and their names, caller frees); returns the
+ * count (0 = no such data set).  Fails the test on a corrupt file. */
+int opt_load_tensors(const char *dir, int set, const char *kind,
+                     het_tensor **t, char **names, int max);
+/* Destroys n tensors of opt_load_tensors and frees their names (names may
+ * be NULL for tensors that have none). */
+void opt_free_tensors(het_tensor **t, char **names, int n);
+
 /* Data set `set` of the case in dir: the optimized graph g1 agrees with
  * the unoptimized g0 (rtol/atol 1e-5) and with the reference outputs
  * (rtol 1e-4, atol 1e-5).  False when the case has no such data set. */
