@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hetrt/hetrt.h"
+#include "common/cases.h"
 #include "hetrt/provider.h"
 #include "providers/cuda/versions.h"
 
@@ -54,17 +55,7 @@ END_TEST
 
 static het_status open_session(het_env *env, const char *const *kv,
                                het_session **out) {
-  het_session_options *o;
-  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
-  for (int i = 0; kv[i]; i++) {
-    char key[64];
-    const char *eq = strchr(kv[i], '=');
-    snprintf(key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
-    ck_assert_int_eq(het_session_options_set(o, key, eq + 1), HET_OK);
-  }
-  het_status st = het_session_create(env, MODEL, o, out);
-  het_session_options_destroy(o);
-  return st;
+  return case_open_session(env, MODEL, kv, out);
 }
 
 static het_tensor *run_once(het_session *s) {

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "executor/plan.h"
 #include "hetrt/hetrt.h"
+#include "common/cases.h"
 #include "session/session.h"
 #include "transfer/boundary.h"
 
@@ -30,21 +31,9 @@ static const char *const models[] = {"resnet_small.onnx",
 /* Creates a session; kv: NULL-terminated "key=value" session options. */
 static het_status open_session(const char *model, const char *const *kv,
                                het_session **out) {
-  het_session_options *o;
-  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
-  for (int i = 0; kv && kv[i]; i++) {
-    char key[128];
-    const char *eq = strchr(kv[i], '=');
-    ck_assert_ptr_nonnull(eq);
-    snprintf(key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
-    ck_assert_msg(het_session_options_set(o, key, eq + 1) == HET_OK, "%s: %s",
-                  kv[i], het_last_error());
-  }
   char path[512];
   snprintf(path, sizeof path, MODELS "%s", model);
-  het_status st = het_session_create(env, path, o, out);
-  het_session_options_destroy(o);
-  return st;
+  return case_open_session(env, path, kv, out);
 }
 
 /* The model's single input filled with a fixed pattern.  Caller owns. */

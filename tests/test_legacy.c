@@ -23,6 +23,7 @@
 #include "core/ep.h"
 #include "core/status.h"
 #include "hetrt/hetrt.h"
+#include "common/cases.h"
 #include "common/emu_helpers.h"
 #include "common/legacy_provider.h"
 
@@ -266,19 +267,7 @@ END_TEST
 
 static het_status open_session(het_env *env, const char *const *kv,
                                het_session **out) {
-  het_session_options *o;
-  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
-  for (int i = 0; kv && kv[i]; i++) {
-    char key[128];
-    const char *eq = strchr(kv[i], '=');
-    ck_assert_ptr_nonnull(eq);
-    snprintf(key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
-    ck_assert_msg(het_session_options_set(o, key, eq + 1) == HET_OK, "%s: %s",
-                  kv[i], het_last_error());
-  }
-  het_status st = het_session_create(env, MODEL, o, out);
-  het_session_options_destroy(o);
-  return st;
+  return case_open_session(env, MODEL, kv, out);
 }
 
 static het_status run_once(het_session *s, het_tensor **y) {

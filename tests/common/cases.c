@@ -84,3 +84,20 @@ int case_run_suite(Suite *s) {
   srunner_free(sr);
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+het_status case_open_session(het_env *env, const char *path,
+                             const char *const *kv, het_session **out) {
+  het_session_options *o;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  for (int i = 0; kv && kv[i]; i++) {
+    char key[128];
+    const char *eq = strchr(kv[i], '=');
+    ck_assert_msg(eq != NULL, "option '%s' has no '='", kv[i]);
+    snprintf(key, sizeof key, "%.*s", (int)(eq - kv[i]), kv[i]);
+    ck_assert_msg(het_session_options_set(o, key, eq + 1) == HET_OK, "%s: %s",
+                  kv[i], het_last_error());
+  }
+  het_status st = het_session_create(env, path, o, out);
+  het_session_options_destroy(o);
+  return st;
+}

@@ -34,6 +34,12 @@ void case_assert_fails(const char *dir, const char *name, const char *word1,
 void case_assert_load_fails(const char *dir, const char *name,
                             het_status status, const char *word);
 
+/* A session on the model at path with the "key=value" session options of
+ * kv (NULL-terminated, or NULL); a malformed or refused option fails the
+ * test, naming it.  Returns het_session_create's status. */
+het_status case_open_session(het_env *env, const char *path,
+                             const char *const *kv, het_session **out);
+
 /* Elements of a static array. */
 #define CASE_COUNT(a) ((int)(sizeof(a) / sizeof *(a)))
 
