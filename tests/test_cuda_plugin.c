@@ -93,13 +93,7 @@ START_TEST(test_strict_without_device) {
   het_session *s = NULL;
   het_status st = open_session(env, kv, &s);
   if (st == HET_OK) { /* a GPU machine: the nodes are split */
-    int on_cuda = 0;
-    for (size_t i = 0; i < het_session_get_node_count(s); i++) {
-      het_node_placement p;
-      ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
-      on_cuda += strcmp(p.provider, "cuda") == 0;
-    }
-    ck_assert_int_gt(on_cuda, 0);
+    ck_assert_int_gt(case_placed_on(s, "cuda"), 0);
     het_session_destroy(s);
   } else {
     ck_assert_int_eq(st, HET_ERR_NO_DEVICE);

@@ -36,19 +36,6 @@ static het_status open_session(const char *model, const char *const *kv,
   return case_open_session(env, path, kv, out);
 }
 
-/* The model's single input filled with a fixed pattern.  Caller owns. */
-static het_tensor *make_input(het_session *s) {
-  het_value_desc d;
-  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
-  het_tensor *x;
-  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, d.dims, d.rank, &x),
-                   HET_OK);
-  float *p = het_tensor_get_data(x);
-  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
-    p[i] = (float)sin(0.37 * (double)i) * 1.5f;
-  return x;
-}
-
 static het_status run_once(het_session *s, het_tensor *x, het_tensor **y) {
   het_value_desc d;
   ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
@@ -61,32 +48,11 @@ static het_tensor *cpu_reference(const char *model) {
   static const char *const kv[] = {"providers=cpu", NULL};
   het_session *s;
   ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
-  het_tensor *x = make_input(s), *y;
+  het_tensor *x = case_pattern_input(s), *y;
   ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
   het_tensor_destroy(x);
   het_session_destroy(s);
   return y;
-}
-
-static void assert_close(het_tensor *got, het_tensor *want) {
-  ck_assert_int_eq(het_tensor_get_count(got), het_tensor_get_count(want));
-  const float *a = het_tensor_get_data(got), *b = het_tensor_get_data(want);
-  double worst = 0;
-  for (int64_t i = 0; i < het_tensor_get_count(got); i++)
-    worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
-  ck_assert_msg(worst <= 1e-5, "max |emu+cpu - cpu| = %g", worst);
-}
-
-/* Counts model nodes (not copies) placed on provider. */
-static int placed_on(het_session *s, const char *provider) {
-  int n = 0;
-  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
-    het_node_placement p;
-    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
-    if (strcmp(p.op_type, HET_COPY_OP) != 0 && strcmp(p.provider, provider) == 0)
-      n++;
-  }
-  return n;
 }
 
 /* _i: model (bit 0), algorithm (bit 1: priority), emu mode (bit 2: timed,
@@ -102,14 +68,14 @@ START_TEST(test_split_matches_cpu) {
   het_session *s;
   ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
   if (priority) { /* the npu lacks some ops: a real split */
-    ck_assert_int_gt(placed_on(s, "emu"), 0);
-    ck_assert_int_gt(placed_on(s, "cpu"), 0);
+    ck_assert_int_gt(case_placed_on(s, "emu"), 0);
+    ck_assert_int_gt(case_placed_on(s, "cpu"), 0);
   }
-  het_tensor *x = make_input(s);
+  het_tensor *x = case_pattern_input(s);
   for (int rep = 0; rep < 2; rep++) {
     het_tensor *y;
     ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
-    assert_close(y, want);
+    case_assert_close(y, want, 1e-5, "emu+cpu vs cpu");
     het_tensor_destroy(y);
   }
   het_tensor_destroy(x);
@@ -127,13 +93,13 @@ START_TEST(test_fault_kernel_leaves_session_usable) {
                                    NULL};
   het_session *s;
   ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
-  het_tensor *x = make_input(s), *y = NULL;
+  het_tensor *x = case_pattern_input(s), *y = NULL;
   ck_assert_int_eq(run_once(s, x, &y), HET_ERR_KERNEL);
   ck_assert_ptr_null(y);
   ck_assert_msg(strstr(het_last_error(), "emu: injected fault: kernel #2"),
                 "%s", het_last_error());
   ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
-  assert_close(y, want);
+  case_assert_close(y, want, 1e-5, "emu+cpu vs cpu");
   het_tensor_destroy(y);
   het_tensor_destroy(x);
   het_tensor_destroy(want);
@@ -159,14 +125,14 @@ static void fault_sweep(const char *model, const char *what, het_status want) {
                     het_last_error());
       continue;
     }
-    het_tensor *x = make_input(s), *y = NULL;
+    het_tensor *x = case_pattern_input(s), *y = NULL;
     st = run_once(s, x, &y);
     ck_assert_msg(st == want && strstr(het_last_error(), "emu: injected fault"),
                   "%s: run gave %s: %s", opt, het_status_str(st),
                   het_last_error());
     ck_assert_ptr_null(y);
     ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
-    assert_close(y, ref);
+    case_assert_close(y, ref, 1e-5, "emu+cpu vs cpu");
     het_tensor_destroy(y);
     het_tensor_destroy(x);
     het_session_destroy(s);
@@ -216,7 +182,7 @@ START_TEST(test_missing_copy_is_caught) {
   }
   ck_assert_msg(victim != NULL, "no emu node reads a run-time copy");
   /* the plan made at creation still runs the node: the emu refuses */
-  het_tensor *x = make_input(s), *y = NULL;
+  het_tensor *x = case_pattern_input(s), *y = NULL;
   ck_assert_int_eq(run_once(s, x, &y), HET_ERR_INTERNAL);
   const char *msg = het_last_error();
   ck_assert_msg(strstr(msg, "missing copy") && strstr(msg, victim) &&
@@ -260,9 +226,9 @@ START_TEST(test_tiny_device_priority_fails_cleanly) {
   ck_assert_int_eq(het_session_get_planned_peak(s, "emu", &peak), HET_OK);
   ck_assert_uint_le(peak, 16384);
   het_tensor *want = cpu_reference(models[_i]);
-  het_tensor *x = make_input(s), *y = NULL;
+  het_tensor *x = case_pattern_input(s), *y = NULL;
   ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
-  assert_close(y, want);
+  case_assert_close(y, want, 1e-5, "emu+cpu vs cpu");
   het_tensor_destroy(y);
   het_tensor_destroy(x);
   het_tensor_destroy(want);
@@ -279,9 +245,9 @@ START_TEST(test_tiny_device_cost_fits) {
                                    "algorithm=cost", NULL};
   het_session *s;
   ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
-  het_tensor *x = make_input(s), *y;
+  het_tensor *x = case_pattern_input(s), *y;
   ck_assert_msg(run_once(s, x, &y) == HET_OK, "%s", het_last_error());
-  assert_close(y, want);
+  case_assert_close(y, want, 1e-5, "emu+cpu vs cpu");
   het_tensor_destroy(y);
   het_tensor_destroy(x);
   het_tensor_destroy(want);
@@ -329,11 +295,11 @@ START_TEST(test_jittered_soak) {
                       NULL};
   het_session *s;
   ck_assert_msg(open_session(model, kv, &s) == HET_OK, "%s", het_last_error());
-  ck_assert_int_gt(placed_on(s, "emu"), 0);
-  ck_assert_int_gt(placed_on(s, "cpu"), 0);
-  het_tensor *x = make_input(s), *first;
+  ck_assert_int_gt(case_placed_on(s, "emu"), 0);
+  ck_assert_int_gt(case_placed_on(s, "cpu"), 0);
+  het_tensor *x = case_pattern_input(s), *first;
   ck_assert_msg(run_once(s, x, &first) == HET_OK, "%s", het_last_error());
-  assert_close(first, want);
+  case_assert_close(first, want, 1e-5, "emu+cpu vs cpu");
   soak_worker w[4];
   pthread_t th[4];
   for (int t = 0; t < 4; t++) {

@@ -273,35 +273,11 @@ static het_status open_session(het_env *env, const char *const *kv,
 static het_status run_once(het_session *s, het_tensor **y) {
   het_value_desc d;
   ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
-  het_tensor *x;
-  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, d.dims, d.rank, &x),
-                   HET_OK);
-  float *p = het_tensor_get_data(x);
-  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
-    p[i] = (float)sin(0.37 * (double)i) * 1.5f;
+  het_tensor *x = case_pattern_input(s);
   const char *names[1] = {d.name};
   het_status st = het_session_run(s, names, &x, 1, NULL, 1, y);
   het_tensor_destroy(x);
   return st;
-}
-
-static void check_close(het_tensor *a, het_tensor *b) {
-  ck_assert_uint_eq(het_tensor_get_nbytes(a), het_tensor_get_nbytes(b));
-  const float *pa = het_tensor_get_data(a), *pb = het_tensor_get_data(b);
-  for (int64_t i = 0; i < het_tensor_get_count(a); i++)
-    ck_assert_msg(fabsf(pa[i] - pb[i]) <= 1e-5f, "element %lld: %g vs %g",
-                  (long long)i, pa[i], pb[i]);
-}
-
-/* Nodes other than copies the session placed on provider. */
-static int placed_on(het_session *s, const char *provider) {
-  int n = 0;
-  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
-    het_node_placement p;
-    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
-    n += strcmp(p.provider, provider) == 0 && strcmp(p.op_type, "Copy");
-  }
-  return n;
 }
 
 static het_tensor *cpu_reference(het_env *env) {
@@ -332,15 +308,15 @@ static void session_matches_cpu(const het_provider_vtable *vt,
   const char *const kv[] = {providers, exec, "optimization=none", NULL};
   het_session *s;
   ck_assert_msg(open_session(env, kv, &s) == HET_OK, "%s", het_last_error());
-  int mine = placed_on(s, vt->name);
+  int mine = case_placed_on(s, vt->name);
   ck_assert_int_gt(mine, 0);
-  ck_assert_int_gt(placed_on(s, "cpu"), 0); /* Pow, ReduceMean, ... */
+  ck_assert_int_gt(case_placed_on(s, "cpu"), 0); /* Pow, ReduceMean, ... */
   for (int r = 0; r < 2; r++) {
     long nodes = atomic_load(&legacy_counts.nodes_run);
     het_tensor *y;
     ck_assert_msg(run_once(s, &y) == HET_OK, "%s", het_last_error());
     ck_assert_int_eq(atomic_load(&legacy_counts.nodes_run) - nodes, mine);
-    check_close(y, ref);
+    case_assert_close(y, ref, 1e-5, "legacy+cpu vs cpu");
     het_tensor_destroy(y);
   }
   het_session_destroy(s);
@@ -400,7 +376,7 @@ START_TEST(test_session_copy_fault) {
   ck_assert_msg(strstr(het_last_error(), want), "%s", het_last_error());
   ck_assert_ptr_null(y);
   ck_assert_msg(run_once(s, &y) == HET_OK, "%s", het_last_error());
-  check_close(y, ref);
+  case_assert_close(y, ref, 1e-5, "legacy+cpu vs cpu");
   het_tensor_destroy(y);
   het_session_destroy(s);
   ck_assert_int_eq(atomic_load(&legacy_counts.live_blocks), 0);

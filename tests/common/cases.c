@@ -1,6 +1,7 @@
 /* cases.c — the helpers declared in cases.h. */
 #include "common/cases.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +101,41 @@ het_status case_open_session(het_env *env, const char *path,
   het_status st = het_session_create(env, path, o, out);
   het_session_options_destroy(o);
   return st;
+}
+
+het_tensor *case_pattern_input(het_session *s) {
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, d.dims, d.rank, &x),
+                   HET_OK);
+  float *p = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    p[i] = (float)sin(0.37 * (double)i) * 1.5f;
+  return x;
+}
+
+int case_placed_on(het_session *s, const char *provider) {
+  int n = 0;
+  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
+    het_node_placement p;
+    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
+    n += strcmp(p.provider, provider) == 0 && strcmp(p.op_type, "Copy") != 0;
+  }
+  return n;
+}
+
+void case_assert_close(het_tensor *got, het_tensor *want, double tol,
+                       const char *what) {
+  ck_assert_uint_eq(het_tensor_get_nbytes(got), het_tensor_get_nbytes(want));
+  const float *a = het_tensor_get_data(got), *b = het_tensor_get_data(want);
+  double worst = 0;
+  int64_t at = 0;
+  for (int64_t i = 0; i < het_tensor_get_count(got); i++)
+    if (fabs((double)a[i] - (double)b[i]) > worst) {
+      worst = fabs((double)a[i] - (double)b[i]);
+      at = i;
+    }
+  ck_assert_msg(worst <= tol, "%s: max |got - want| = %g at element %lld",
+                what, worst, (long long)at);
 }

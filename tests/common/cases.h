@@ -40,6 +40,18 @@ void case_assert_load_fails(const char *dir, const char *name,
 het_status case_open_session(het_env *env, const char *path,
                              const char *const *kv, het_session **out);
 
+/* The model's first input, float32, filled with the fixed pattern
+ * 1.5 sin(0.37 i).  Caller owns. */
+het_tensor *case_pattern_input(het_session *s);
+
+/* Model nodes (not copies) the session placed on provider. */
+int case_placed_on(het_session *s, const char *provider);
+
+/* got and want are float32 of one size and differ by at most tol
+ * anywhere; the message names what is compared. */
+void case_assert_close(het_tensor *got, het_tensor *want, double tol,
+                       const char *what);
+
 /* Elements of a static array. */
 #define CASE_COUNT(a) ((int)(sizeof(a) / sizeof *(a)))
 
