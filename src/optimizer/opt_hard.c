@@ -16,33 +16,20 @@
 #include "optimizer/opt_internal.h"
 #include "optimizer/opt_nlp.h"
 
-static bool hard_near(float a, float b) { return fabsf(a - b) <= 1e-5f; }
+#define HARD_TOL 1e-5f
 
-/* The live ai.onnx node producing v, read only by its one reader, of op;
- * -1 otherwise. */
+static bool hard_near(float a, float b) { return fabsf(a - b) <= HARD_TOL; }
+
+/* The live ai.onnx node of op producing v when v is read once (and not
+ * pinned); -1 otherwise. */
 static int hard_producer(const het_opt *o, int v, const char *op) {
-  const het_graph *g = o->g;
-  if (v < 0 || het_opt_uses(o, v) != 1 || g->values[v].producer < 0)
-    return -1;
-  int p = g->values[v].producer;
-  const het_node *n = &g->nodes[p];
-  return o->dead[p] || *n->domain || strcmp(n->op_type, op) != 0 ||
-                 n->n_outputs != 1
-             ? -1
-             : p;
+  return het_opt_uses(o, v) == 1 ? het_opt_nlp_producer(o, v, op) : -1;
 }
 
-/* Binary node n: a scalar constant operand c (within 1e-5) and the other
- * input into *x. */
+/* Binary node n with a scalar constant operand c: the other into *x. */
 static bool hard_const_operand(const het_graph *g, const het_node *n, float c,
                                int *x) {
-  float f;
-  for (int i = 0; i < 2 && n->n_inputs == 2; i++)
-    if (het_opt_nlp_scalar(g, n->inputs[i], &f) && hard_near(f, c)) {
-      *x = n->inputs[1 - i];
-      return true;
-    }
-  return false;
+  return het_opt_const_operand(g, n, c, HARD_TOL, x);
 }
 
 /* Clip node n with constant bounds lo and hi; its input into *x. */
@@ -90,10 +77,7 @@ static bool hard_sixth(const het_graph *g, const het_node *n, int *v) {
 /* Node n becomes the ai.onnx op (opset) of x alone with attrs. */
 static het_status hard_rewrite(het_opt *o, int n, const char *op, int opset,
                                int x, het_attr *attrs, int n_attrs) {
-  HET_TRY(het_opt_nlp_rewrite(o, n, op, &x, 1, attrs, n_attrs));
-  o->g->nodes[n].domain = "";
-  o->g->nodes[n].opset = opset;
-  return HET_OK;
+  return het_opt_rewrite(o, n, "", opset, op, &x, 1, attrs, n_attrs);
 }
 
 static het_attr *hard_sigmoid_attrs(het_graph *g, float alpha, float beta) {

@@ -64,10 +64,9 @@ bool het_opt_nlp_f32(const het_graph *g, int v) {
   return v >= 0 && g->values[v].dtype == HET_DTYPE_FLOAT32;
 }
 
-/* Node n becomes hetrt.op(in) with attrs (arena or static), uses kept. */
-het_status het_opt_nlp_rewrite(het_opt *o, int n, const char *op,
-                               const int *in, int n_in, het_attr *attrs,
-                               int n_attrs) {
+het_status het_opt_rewrite(het_opt *o, int n, const char *domain, int opset,
+                           const char *op, const int *in, int n_in,
+                           het_attr *attrs, int n_attrs) {
   het_graph *g = o->g;
   het_node *node = &g->nodes[n];
   int *ins = het_arena_calloc(&g->arena, (size_t)n_in, sizeof *ins);
@@ -84,12 +83,18 @@ het_status het_opt_nlp_rewrite(het_opt *o, int n, const char *op,
   node->inputs = ins;
   node->n_inputs = n_in;
   node->op_type = op;
-  node->domain = "hetrt";
-  node->opset = 1;
+  node->domain = domain;
+  node->opset = opset;
   node->attrs = attrs;
   node->n_attrs = n_attrs;
   o->changes++;
   return HET_OK;
+}
+
+het_status het_opt_nlp_rewrite(het_opt *o, int n, const char *op,
+                               const int *in, int n_in, het_attr *attrs,
+                               int n_attrs) {
+  return het_opt_rewrite(o, n, "hetrt", 1, op, in, n_in, attrs, n_attrs);
 }
 
 /* One float attribute in the arena. */
@@ -110,16 +115,21 @@ static int nlp_other(const het_node *n, int v) {
 
 static bool nlp_near(float a, float b) { return fabsf(a - b) <= 1e-3f; }
 
-/* Binary node n: one input is a scalar constant close to c; *x = other. */
-static bool nlp_const_operand(const het_graph *g, const het_node *n, float c,
-                              int *x) {
+bool het_opt_const_operand(const het_graph *g, const het_node *n, float c,
+                           float tol, int *x) {
   float f;
   for (int i = 0; i < 2 && n->n_inputs == 2; i++)
-    if (het_opt_nlp_scalar(g, n->inputs[i], &f) && nlp_near(f, c)) {
+    if (het_opt_nlp_scalar(g, n->inputs[i], &f) && fabsf(f - c) <= tol) {
       *x = n->inputs[1 - i];
       return true;
     }
   return false;
+}
+
+/* het_opt_const_operand within nlp_near's tolerance. */
+static bool nlp_const_operand(const het_graph *g, const het_node *n, float c,
+                              int *x) {
+  return het_opt_const_operand(g, n, c, 1e-3f, x);
 }
 
 /* ---- Gelu ---- */

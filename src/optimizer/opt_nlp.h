@@ -1,5 +1,5 @@
 /* opt_nlp.h — helpers the transformer fusions share (opt_nlp.c defines
- * them, opt_nlp_attention.c uses them too). */
+ * them; opt_nlp_attention.c and opt_hard.c use them too). */
 #ifndef HET_OPTIMIZER_OPT_NLP_H
 #define HET_OPTIMIZER_OPT_NLP_H
 
@@ -14,7 +14,16 @@ int het_opt_nlp_reader(const het_opt *o, int v, const char *op);
 bool het_opt_nlp_scalar(const het_graph *g, int v, float *out);
 /* v is float32. */
 bool het_opt_nlp_f32(const het_graph *g, int v);
-/* Node n becomes hetrt.<op> with these inputs and attributes. */
+/* Binary node n: one input is a scalar float32 constant within tol of c;
+ * the other input into *x. */
+bool het_opt_const_operand(const het_graph *g, const het_node *n, float c,
+                           float tol, int *x);
+/* Node n becomes domain.op at opset with these inputs (their uses moved)
+ * and attributes (arena or static). */
+het_status het_opt_rewrite(het_opt *o, int n, const char *domain, int opset,
+                           const char *op, const int *in, int n_in,
+                           het_attr *attrs, int n_attrs);
+/* het_opt_rewrite into hetrt.<op> (opset 1). */
 het_status het_opt_nlp_rewrite(het_opt *o, int n, const char *op,
                                const int *in, int n_in, het_attr *attrs,
                                int n_attrs);
