@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infer.h"
 #include "core/status.h"
 
 het_status het_graph_create(het_graph **out) {
@@ -455,4 +456,35 @@ het_status het_node_errorv(const het_node *n, het_status st, const char *fmt,
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
   return het_error(st, "node '%s' (%s): %s", n->name, n->op_type, msg);
+}
+
+void het_graph_set_constant(het_graph *g, int v, het_tensor *t) {
+  het_value *val = &g->values[v];
+  het_tensor_destroy(val->initializer);
+  val->initializer = t;
+  val->flags |= HET_VALUE_INITIALIZER;
+  val->producer = -1;
+  val->dtype = t->dtype;
+  het_shape_set(&val->shape, t->rank, t->dims);
+}
+
+het_status het_graph_fresh_value(het_graph *g, const char *base, int *id) {
+  char name[256];
+  snprintf(name, sizeof name, "%s", base);
+  for (int k = 1; het_graph_find_value(g, name) >= 0; k++) {
+    if (k > 1000000)
+      return het_error(HET_ERR_INTERNAL, "no free value name for '%s'",
+                       base);
+    snprintf(name, sizeof name, "%s_%d", base, k);
+  }
+  return het_graph_intern_value(g, name, id);
+}
+
+het_status het_graph_add_constant(het_graph *g, const char *base,
+                                  het_tensor *t, int *id) {
+  int v;
+  HET_TRY(het_graph_fresh_value(g, base, &v));
+  het_graph_set_constant(g, v, t);
+  *id = v;
+  return HET_OK;
 }

@@ -141,6 +141,17 @@ het_status het_graph_intern_value(het_graph *g, const char *name, int *id);
  * or graph input. */
 het_status het_graph_add_node(het_graph *g, const het_node *node, int *id);
 
+/* Interns a new value named after base (base, base_1, ...): no producer,
+ * dtype and shape unknown (UNDEFINED, rank -1). */
+het_status het_graph_fresh_value(het_graph *g, const char *base, int *id);
+/* Interns a fresh value named after base holding t as a constant
+ * initializer (the graph takes ownership of t on success). */
+het_status het_graph_add_constant(het_graph *g, const char *base,
+                                  het_tensor *t, int *id);
+/* Makes value v a constant holding t (graph owns t; a previous
+ * initializer is freed): producer -1, dtype and shape from t. */
+void het_graph_set_constant(het_graph *g, int v, het_tensor *t);
+
 /* Registers an owned subgraph so het_graph_destroy frees it. */
 het_status het_graph_adopt_subgraph(het_graph *g, het_graph *sub);
 

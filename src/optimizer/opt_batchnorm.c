@@ -98,14 +98,14 @@ static het_status het_opt_bn_apply(het_opt *o, int c, int n) {
   char base[200];
   snprintf(base, sizeof base, "%.180s_bnfold", g->nodes[c].name);
   int w, b;
-  het_status st = het_opt_add_constant(g, base, wt, &w);
+  het_status st = het_graph_add_constant(g, base, wt, &w);
   if (st != HET_OK) {
     het_tensor_destroy(wt);
     het_tensor_destroy(bt);
     return st;
   }
   snprintf(base, sizeof base, "%.180s_bnfold_bias", g->nodes[c].name);
-  st = het_opt_add_constant(g, base, bt, &b);
+  st = het_graph_add_constant(g, base, bt, &b);
   if (st != HET_OK) {
     het_tensor_destroy(bt);
     return st;

@@ -94,7 +94,7 @@ static het_status push_pool(het_opt *o, int c, int p) {
     n.name = part_name(g, pool.name, i);
     if (!io || !n.name)
       return oom();
-    HET_TRY(het_opt_fresh_value(g, n.name, &parts[i]));
+    HET_TRY(het_graph_fresh_value(g, n.name, &parts[i]));
     io[0] = cat.inputs[i];
     io[1] = parts[i];
     n.inputs = &io[0];
@@ -188,7 +188,7 @@ static het_status split_conv(het_opt *o, int c, int p) {
     char base[256];
     snprintf(base, sizeof base, "%.200s_w", n.name);
     HET_TRY(weight_slice(w, off, ch, &wi));
-    het_status st = het_opt_add_constant(g, base, wi, &io[1]);
+    het_status st = het_graph_add_constant(g, base, wi, &io[1]);
     if (st != HET_OK) {
       het_tensor_destroy(wi);
       return st;
@@ -200,7 +200,7 @@ static het_status split_conv(het_opt *o, int c, int p) {
     if (last)
       io[4] = y;
     else
-      HET_TRY(het_opt_fresh_value(g, n.name, &io[4]));
+      HET_TRY(het_graph_fresh_value(g, n.name, &io[4]));
     n.inputs = io;
     n.n_inputs = i == 0 ? 3 : 4;
     n.outputs = &io[4];

@@ -136,7 +136,7 @@ static void het_opt_commit(het_opt *o, int n, het_tensor **outs) {
   for (int i = 0; i < node->n_outputs; i++) {
     if (node->outputs[i] < 0)
       continue;
-    het_opt_set_constant(o->g, node->outputs[i], outs[i]);
+    het_graph_set_constant(o->g, node->outputs[i], outs[i]);
     outs[i] = NULL;
   }
   het_opt_kill_node(o, n);

@@ -114,37 +114,6 @@ void het_opt_kill_node(het_opt *o, int n) {
   o->changes++;
 }
 
-void het_opt_set_constant(het_graph *g, int v, het_tensor *t) {
-  het_value *val = &g->values[v];
-  het_tensor_destroy(val->initializer);
-  val->initializer = t;
-  val->flags |= HET_VALUE_INITIALIZER;
-  val->producer = -1;
-  val->dtype = t->dtype;
-  het_shape_set(&val->shape, t->rank, t->dims);
-}
-
-het_status het_opt_fresh_value(het_graph *g, const char *base, int *id) {
-  char name[256];
-  snprintf(name, sizeof name, "%s", base);
-  for (int k = 1; het_graph_find_value(g, name) >= 0; k++) {
-    if (k > 1000000)
-      return het_error(HET_ERR_INTERNAL, "optimizer: no free name for '%s'",
-                       base);
-    snprintf(name, sizeof name, "%s_%d", base, k);
-  }
-  return het_graph_intern_value(g, name, id);
-}
-
-het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
-                                int *id) {
-  int v;
-  HET_TRY(het_opt_fresh_value(g, base, &v));
-  het_opt_set_constant(g, v, t);
-  *id = v;
-  return HET_OK;
-}
-
 het_status het_opt_add_node(het_opt *o, const het_node *node) {
   het_graph *g = o->g;
   bool *dead = realloc(o->dead, ((size_t)g->n_nodes + 2) * sizeof *dead);

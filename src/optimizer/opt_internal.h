@@ -49,19 +49,10 @@ void het_opt_kill_node(het_opt *o, int n);
  * (first) output value instead and n is killed. */
 void het_opt_absorb_next(het_opt *o, int c, int n);
 
-/* Interns a new value named after base (base, base_1, ...): no producer,
- * dtype and shape unknown until the round's shape inference. */
-het_status het_opt_fresh_value(het_graph *g, const char *base, int *id);
 /* Appends node (arrays in g->arena) to g, live, its input uses counted.
  * g->nodes may move.  Nodes added in a round are not in g->order: later
  * passes of the round (het_opt_remove_dead included) do not visit them. */
 het_status het_opt_add_node(het_opt *o, const het_node *node);
-/* Interns a fresh value named after base (base, base_1, ...) holding t as
- * a constant initializer (graph takes ownership of t on success). */
-het_status het_opt_add_constant(het_graph *g, const char *base, het_tensor *t,
-                                int *id);
-/* Makes value v a constant holding t (graph owns t): producer -1. */
-void het_opt_set_constant(het_graph *g, int v, het_tensor *t);
 
 /* Removes dead nodes from g->nodes (attribute tensors of removed nodes
  * freed), fixes producers and frees g->order (validate recomputes it). */
