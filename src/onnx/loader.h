@@ -1,5 +1,6 @@
-/* loader.h — ONNX ModelProto/TensorProto decoding into the IR, and
- * TensorProto encoding (for the CLI's .pb outputs).
+/* loader.h — ONNX ModelProto/TensorProto decoding into the IR, the IR
+ * written back as a ModelProto, and TensorProto encoding (for the CLI's
+ * .pb outputs).
  * Invariant: every size read from a file is validated before allocation;
  * malformed, truncated or hostile input returns ERR_INVALID_MODEL (or
  * ERR_IO) with a message naming the file, tensor or node at fault.
@@ -23,6 +24,36 @@ het_status het_onnx_load_file(const char *path, het_graph **out);
 het_status het_onnx_load_memory(const void *data, size_t size,
                                  const char *base_dir, const char *what,
                                  het_graph **out);
+
+/* Serializes g as a ModelProto, the inverse of het_onnx_load_memory: a
+ * model loaded from what this writes compares equal to g node by node.
+ * Written: ir_version (8 when g has none), producer_name ("hetrt" when
+ * empty), every opset import and metadata entry; per graph (subgraphs
+ * recursively) its name, its inputs and outputs in declared order as
+ * tensor ValueInfoProtos (elem_type when the dtype is known; a shape when
+ * the rank is, each dim a dim_value, a dim_param or left empty; no type
+ * when neither is known), every HET_VALUE_INITIALIZER value as a raw_data
+ * TensorProto, the nodes in g->order (which must be current:
+ * het_graph_validate after adding nodes; node array order when g has no
+ * order) with name, op_type, domain, inputs and outputs by value name
+ * (an omitted one as "", trailing omitted ones dropped) and attributes of
+ * every type, and value_info for every other value a node reads or writes
+ * whose dtype is known.  Not written: attributes the IR holds without a
+ * value (TYPE_PROTO), doc strings, training info, functions, external
+ * data.  Reads g only; g must not change during the call.  *buf is
+ * malloc'd (caller frees); *buf and *len are written only on success.
+ * Errors: INVALID_ARGUMENT (NULL argument, a tensor whose data does not
+ * match its shape), UNSUPPORTED (serialized size over protobuf's 2 GiB
+ * limit, subgraphs nested too deep), INTERNAL (a graph breaking the IR's
+ * invariants), OUT_OF_MEMORY. */
+het_status het_onnx_save_memory(const het_graph *g, uint8_t **buf,
+                                size_t *len);
+
+/* het_onnx_save_memory written to path (created or truncated, mode 0644
+ * before the umask).  Errors as het_onnx_save_memory, and IO naming path
+ * with the system's reason when it cannot be created or written (a
+ * partly written file is removed). */
+het_status het_onnx_save_file(const het_graph *g, const char *path);
 
 /* Decodes a serialized TensorProto (the backend-test .pb files).  *name
  * receives a malloc'd copy of its name (may be ""), caller frees; name may

@@ -1,10 +1,12 @@
-/* onnx_internal.h — shared state of the ONNX loader's translation units:
- * the load context (file name for messages, external-data folder) and the
- * protobuf → IR conversion entry points.  Internal to src/onnx/.
+/* onnx_internal.h — shared state of the ONNX loader's and writer's
+ * translation units: the load context (file name for messages,
+ * external-data folder), the protobuf → IR conversion entry points and the
+ * tensor → TensorProto filler they share.  Internal to src/onnx/.
  */
 #ifndef HET_ONNX_INTERNAL_H
 #define HET_ONNX_INTERNAL_H
 
+#include "core/arena.h"
 #include "core/ir.h"
 #include "onnx.pb-c.h"
 
@@ -23,6 +25,16 @@ typedef struct het_onnx_ctx {
 het_status het_onnx_tensor_from_proto(const het_onnx_ctx *ctx,
                                       const Onnx__TensorProto *tp,
                                       const char *label, het_tensor **out);
+
+/* Fills tp (set to ONNX__TENSOR_PROTO__INIT by the caller) from host
+ * tensor t: name ("" for NULL), dims, data_type and little-endian
+ * raw_data.  tp borrows t->data on a little-endian host (a byte-swapped
+ * copy in ar otherwise); name and dims are copied into ar.  Valid while t
+ * and ar are.  Errors: INVALID_ARGUMENT (data size does not match the
+ * shape, data not in host memory), UNSUPPORTED (string and complex
+ * tensors, which the IR does not hold), OUT_OF_MEMORY. */
+het_status het_onnx_tensor_to_proto(het_arena *ar, const het_tensor *t,
+                                    const char *name, Onnx__TensorProto *tp);
 
 /* Fills g (created, empty) from gp: inputs, initializers, nodes with
  * attributes and subgraphs (adopted by g), outputs, value_info.  depth is

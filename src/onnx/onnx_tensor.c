@@ -1,5 +1,6 @@
 /* onnx_tensor.c — TensorProto → het_tensor (typed fields, raw_data,
- * external data files) and TensorProto encode/decode for .pb files.
+ * external data files), het_tensor → TensorProto (raw_data, shared by the
+ * .pb encoder and the model writer) and TensorProto encode/decode.
  * Invariant: the element count comes from dims checked for sign, rank and
  * overflow, and is compared with the data actually present (in the message
  * or in the external file) before anything is allocated.
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/dtype.h"
+#include "core/ep.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "onnx/loader.h"
@@ -504,49 +506,69 @@ done:
   return st;
 }
 
-het_status het_onnx_tensor_encode(const het_tensor *t, const char *name,
-                                  uint8_t **buf, size_t *len) {
+het_status het_onnx_tensor_to_proto(het_arena *ar, const het_tensor *t,
+                                    const char *name, Onnx__TensorProto *tp) {
   size_t nbytes;
-  if (!t || !buf || !len)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_onnx_tensor_encode: NULL argument");
-  HET_TRY(het_tensor_check_shape(t->dtype, t->dims, t->rank,
-                                 name ? name : "tensor", &nbytes));
+  const char *what = name && *name ? name : "tensor";
+  HET_TRY(het_tensor_check_shape(t->dtype, t->dims, t->rank, what, &nbytes));
   if (nbytes != t->nbytes || (nbytes && !t->data))
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "tensor '%s': data size %zu does not match its shape",
                      name ? name : "", t->nbytes);
-  Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
-  int64_t dims[HET_MAX_RANK];
+  if (!het_device_is_host(t->device))
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "tensor '%s': data is not in host memory", what);
+  int64_t *dims = het_arena_calloc(ar, (size_t)t->rank + 1, sizeof *dims);
+  char *tname = het_arena_strdup(ar, name ? name : "");
+  uint8_t *data = t->data;
+  if (het_host_big_endian() && nbytes && het_dtype_size(t->dtype) > 1) {
+    data = het_arena_alloc(ar, nbytes);
+    if (data) {
+      memcpy(data, t->data, nbytes);
+      het_onnx_swap_elems(data, nbytes, het_dtype_size(t->dtype));
+    }
+  }
+  if (!dims || !tname || (nbytes && !data))
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot encode tensor '%s'",
+                     what);
   for (int i = 0; i < t->rank; i++)
     dims[i] = t->dims[i];
-  tp.n_dims = (size_t)t->rank;
-  tp.dims = dims;
-  tp.has_data_type = 1;
-  tp.data_type = (int32_t)t->dtype;
-  tp.name = (char *)(name ? name : "");
-  tp.has_raw_data = 1;
-  tp.raw_data.len = nbytes;
-  uint8_t *swapped = NULL;
-  tp.raw_data.data = t->data;
-  if (het_host_big_endian() && nbytes) {
-    swapped = malloc(nbytes);
-    if (!swapped)
-      return het_error(HET_ERR_OUT_OF_MEMORY, "cannot encode tensor");
-    memcpy(swapped, t->data, nbytes);
-    het_onnx_swap_elems(swapped, nbytes, het_dtype_size(t->dtype));
-    tp.raw_data.data = swapped;
-  }
+  tp->n_dims = (size_t)t->rank;
+  tp->dims = dims;
+  tp->has_data_type = 1;
+  tp->data_type = (int32_t)t->dtype;
+  tp->name = tname;
+  tp->has_raw_data = 1;
+  tp->raw_data.len = nbytes;
+  tp->raw_data.data = data;
+  return HET_OK;
+}
+
+het_status het_onnx_tensor_encode(const het_tensor *t, const char *name,
+                                  uint8_t **buf, size_t *len) {
+  if (!t || !buf || !len)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_onnx_tensor_encode: NULL argument");
+  het_arena ar;
+  het_arena_init(&ar);
+  Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+  uint8_t *b = NULL;
+  het_status st = het_onnx_tensor_to_proto(&ar, t, name, &tp);
+  if (st != HET_OK)
+    goto fail;
   size_t n = onnx__tensor_proto__get_packed_size(&tp);
-  uint8_t *b = malloc(n ? n : 1);
+  b = malloc(n ? n : 1);
   if (!b) {
-    free(swapped);
-    return het_error(HET_ERR_OUT_OF_MEMORY, "cannot encode tensor (%zu bytes)",
-                     n);
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "cannot encode tensor (%zu bytes)",
+                   n);
+    goto fail;
   }
   onnx__tensor_proto__pack(&tp, b);
-  free(swapped);
+  het_arena_deinit(&ar);
   *buf = b;
   *len = n;
   return HET_OK;
+fail:
+  het_arena_deinit(&ar);
+  return st;
 }
