@@ -2,7 +2,8 @@
 # test_cli.sh — end-to-end checks of the `hetrt` command line: exit codes,
 # the PASS/FAIL/SKIP lines and summary of `hetrt test`, --expected and
 # --list-passing, --fork, `hetrt run` outputs (.pb round trip through
-# `hetrt test`), missing-input errors, and `hetrt bench`'s last line.
+# `hetrt test`), missing-input errors, `hetrt bench`'s last line, and
+# `hetrt quantize` (input folders, methods, report, usage and model errors).
 # Usage: test_cli.sh PATH/TO/hetrt   (uses the ONNX backend node tests)
 set -u
 HETRT=${1:?usage: test_cli.sh PATH/TO/hetrt}
@@ -125,6 +126,52 @@ expect_rc 1 "$HETRT" bench "$NODE/test_add/model.onnx" --algorithm fastest && ex
 expect_rc 1 "$HETRT" bench "$NODE/test_add/model.onnx" --providers cuda,cpu && expect_err "cuda"
 expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --runs 1 --providers cuda,cpu --non-strict --explain &&
   expect_out "provider 'cuda' skipped"
+
+echo "== hetrt quantize"
+QDATA="$(dirname "$0")/../data/quant"
+# input sets: test_data_set_N folders of the backend-test layout
+for n in 0 1 2 3 4; do
+  mkdir -p "$WORK/qdata/test_data_set_$n" "$WORK/qflat"
+  /usr/bin/python3 - "$WORK/qdata/test_data_set_$n/input_0.pb" "$n" <<'PY'
+import sys, numpy as np
+from onnx import numpy_helper
+x = np.random.default_rng(int(sys.argv[2])).standard_normal((1, 3, 16, 16)).astype(np.float32)
+open(sys.argv[1], "wb").write(numpy_helper.from_array(x, "x").SerializeToString())
+PY
+  cp "$WORK/qdata/test_data_set_$n/input_0.pb" "$WORK/qflat/sample_$n.pb"
+done
+expect_rc 0 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q.onnx" --data "$WORK/qdata" \
+  --method entropy && {
+  expect_out "quantized 6 nodes and 8 activation tensors into"
+  expect_out "on 1 held-apart input:"
+  expect_out "output 'y': cosine 0.9"
+  expect_out "worst 8 of 8 quantized tensors by SQNR"
+  expect_err "calibrating on 4 input sets"
+  expect_err "calibrate: histograms: 4/4"
+  expect_rc 0 "$HETRT" run "$WORK/q.onnx" "$WORK/qdata/test_data_set_0/input_0.pb" &&
+    expect_out "output 0 'y': float32 \[1,10\]"
+}
+expect_rc 0 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q2.onnx" --data "$WORK/qflat" \
+  --eval-data "$WORK/qdata" --per-tensor --exclude-op-types Gemm && {
+  expect_out "quantized 5 nodes"
+  expect_out "on 5 held-apart inputs"
+}
+expect_rc 0 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q3.onnx" --random 3 --holdout 0 && {
+  expect_err "warning: calibrating on 3 random normal inputs"
+  expect_out "no accuracy report"
+}
+expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx"
+expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" --random 2
+expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --random 2 --method kl &&
+  expect_err "unknown method 'kl'"
+expect_rc 1 "$HETRT" quantize "$QDATA/cnn9.onnx" -o "$WORK/q4.onnx" --random 2 &&
+  expect_err "opset 9"
+expect_rc 1 "$HETRT" quantize "$QDATA/add.onnx" -o "$WORK/q4.onnx" --data "$WORK/qflat" &&
+  expect_err "the model has 2 inputs"
+expect_rc 1 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --data "$WORK/nowhere" &&
+  expect_err "cannot open folder"
+expect_rc 1 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --data "$WORK/qflat" --holdout 5 &&
+  expect_err "leaves no calibration input"
 
 if [ "$failures" -ne 0 ]; then
   echo "test_cli: $failures check(s) failed"

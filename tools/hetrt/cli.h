@@ -35,6 +35,7 @@ typedef struct cli_common {
   size_t n_dims;           /* --dim NAME=V (bench) */
   const char *dim_name[CLI_MAX_ARGS];
   int64_t dim_value[CLI_MAX_ARGS];
+  uint64_t seed;           /* generated inputs' random seed (0: default) */
 } cli_common;
 
 /* Inputs bound for a run: names borrowed from the session, tensors owned. */
@@ -102,5 +103,6 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_test(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
+int cli_cmd_quantize(int argc, char **argv);
 
 #endif

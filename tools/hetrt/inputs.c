@@ -131,7 +131,7 @@ static const char *cli_named_file(const cli_common *c, const char *name) {
 bool cli_bind_inputs(het_session *s, const cli_common *c, const char *const *positional,
                      size_t n_positional, bool generate, cli_inputs *out) {
   size_t n_in = het_session_get_input_count(s), next_pos = 0;
-  uint64_t rng = 0x9E3779B97F4A7C15ull;
+  uint64_t rng = c->seed ? c->seed : 0x9E3779B97F4A7C15ull;
   out->n = 0;
   if (n_in > CLI_MAX_ARGS || !cli_check_named(s, c)) {
     if (n_in > CLI_MAX_ARGS)

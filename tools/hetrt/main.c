@@ -23,6 +23,11 @@ static void cli_usage(FILE *f) {
           "  profile MODEL [-o TRACE.json] [--runs N] [bench options]\n"
           "            traces the runs: Chrome trace (one lane per device stream)\n"
           "            and a per-op time table\n"
+          "  quantize MODEL -o OUT.onnx (--data DIR | --random N) [--eval-data DIR]\n"
+          "            [--method minmax|percentile|entropy] [--percentile P] [--per-tensor]\n"
+          "            [--activation-type uint8|int8] [--exclude-op-types A,B] [--exclude-nodes G,..]\n"
+          "            static int8 quantization into a QDQ model, calibrated on the input\n"
+          "            sets in DIR, with an accuracy report on inputs held apart\n"
           "\n"
           "common options:\n"
           "  --providers LIST   provider priority list, e.g. cpu or cuda,cpu\n"
@@ -64,6 +69,8 @@ int main(int argc, char **argv) {
     return cli_cmd_test(argc - 1, argv + 1);
   if (strcmp(cmd, "bench") == 0)
     return cli_cmd_bench(argc - 1, argv + 1);
+  if (strcmp(cmd, "quantize") == 0)
+    return cli_cmd_quantize(argc - 1, argv + 1);
   fprintf(stderr, "hetrt: unknown command '%s'\n\n", cmd);
   cli_usage(stderr);
   return 2;

@@ -1,0 +1,385 @@
+/* cmd_quantize.c — `hetrt quantize MODEL -o OUT.onnx`: static
+ * post-training quantization into a QDQ model through hetrt/quantize.h,
+ * calibrated on inputs from a folder (test_data_set_* folders, or one .pb
+ * per input for a single-input model) or on random normal inputs (with a
+ * warning), then an accuracy report on inputs held apart from
+ * calibration.  Exit status: 0 ok, 1 model/run error, 2 usage error.
+ */
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hetrt/quantize.h"
+
+#define QUANT_MAX_FILES 4096
+
+typedef struct quant_args {
+  cli_common common;
+  const char *model, *out, *data, *eval_data;
+  long holdout;    /* -1: a fifth of the calibration inputs */
+  long random;     /* 0: none */
+  size_t n_eval;   /* evaluation inputs given to the quantizer */
+  size_t n_set;    /* quantizer options, key=value */
+  const char *set_key[16], *set_value[16];
+} quant_args;
+
+static const char quant_usage[] =
+    "usage: hetrt quantize MODEL -o OUT.onnx (--data DIR | --random N)\n"
+    "         [--eval-data DIR] [--holdout N] [--method minmax|percentile|entropy]\n"
+    "         [--percentile P] [--per-tensor] [--activation-type uint8|int8]\n"
+    "         [--exclude-op-types A,B] [--exclude-nodes GLOB,...]\n"
+    "         [--providers LIST] [--threads N] [--dim NAME=V]\n";
+
+static bool quant_set(quant_args *a, const char *key, const char *value) {
+  if (a->n_set == sizeof a->set_key / sizeof a->set_key[0])
+    return false;
+  a->set_key[a->n_set] = key;
+  a->set_value[a->n_set++] = value;
+  return true;
+}
+
+/* Options that map to a quantizer key. */
+static const struct {
+  const char *opt, *key;
+} quant_keyed[] = {
+    {"--method", "method"},
+    {"--percentile", "percentile"},
+    {"--activation-type", "activation_type"},
+    {"--exclude-op-types", "exclude_op_types"},
+    {"--exclude-nodes", "exclude_nodes"},
+};
+
+static int quant_parse(int argc, char **argv, quant_args *a) {
+  a->holdout = -1;
+  for (int i = 1; i < argc; i++) {
+    bool missing = false, keyed = false;
+    const char *v;
+    int r = cli_parse_common(argc, argv, &i, &a->common);
+    if (r < 0)
+      return 2;
+    if (r > 0)
+      continue;
+    for (size_t k = 0; k < sizeof quant_keyed / sizeof quant_keyed[0] && !keyed; k++)
+      if ((v = cli_opt_value(argc, argv, &i, quant_keyed[k].opt, &missing)))
+        keyed = quant_set(a, quant_keyed[k].key, v);
+    if (keyed)
+      continue;
+    if (missing)
+      return 2;
+    if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)) ||
+        (v = cli_opt_value(argc, argv, &i, "--output", &missing))) {
+      a->out = v;
+    } else if ((v = cli_opt_value(argc, argv, &i, "--data", &missing))) {
+      a->data = v;
+    } else if ((v = cli_opt_value(argc, argv, &i, "--eval-data", &missing))) {
+      a->eval_data = v;
+    } else if ((v = cli_opt_value(argc, argv, &i, "--holdout", &missing))) {
+      if (!cli_parse_int("--holdout", v, 0, &a->holdout))
+        return 2;
+    } else if ((v = cli_opt_value(argc, argv, &i, "--random", &missing))) {
+      if (!cli_parse_int("--random", v, 1, &a->random))
+        return 2;
+    } else if (missing) {
+      return 2;
+    } else if (strcmp(argv[i], "--per-tensor") == 0) {
+      quant_set(a, "per_channel", "false");
+    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      fprintf(stderr, "hetrt quantize: unknown option '%s'\n\n%s", argv[i], quant_usage);
+      return 2;
+    } else if (!a->model) {
+      a->model = argv[i];
+    } else {
+      fprintf(stderr, "hetrt quantize: unexpected argument '%s'\n\n%s", argv[i], quant_usage);
+      return 2;
+    }
+  }
+  if (!a->model || !a->out || (!a->data == !a->random)) {
+    fprintf(stderr, "%s%s", !a->model || !a->out ? "" :
+            "hetrt quantize: give exactly one of --data DIR and --random N\n", quant_usage);
+    return 2;
+  }
+  return 0;
+}
+
+/* ---- progress ---- */
+
+typedef struct quant_progress {
+  bool tty;
+  const char *phase;
+  int last_step; /* tenths printed (plain lines) */
+} quant_progress;
+
+static void quant_on_progress(void *ctx, const char *phase, size_t done, size_t total) {
+  quant_progress *p = ctx;
+  if (p->phase != phase) {
+    p->phase = phase;
+    p->last_step = -1;
+  }
+  if (p->tty) {
+    int w = 30, fill = (int)(w * done / total);
+    fprintf(stderr, "\r%-22s [%.*s%*s] %zu/%zu", phase, fill,
+            "##############################", w - fill, "", done, total);
+    if (done == total)
+      fputc('\n', stderr);
+    return;
+  }
+  int step = (int)(10 * done / total);
+  if (step != p->last_step) {
+    p->last_step = step;
+    fprintf(stderr, "%s: %zu/%zu\n", phase, done, total);
+  }
+}
+
+/* ---- inputs ---- */
+
+/* Natural order: input_2.pb before input_10.pb. */
+static int quant_cmp(const void *a, const void *b) {
+  return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of dir's entries that start with prefix and end with suffix
+ * (either may be ""); *n the count.  NULL (message printed) on error. */
+static char **quant_list(const char *dir, const char *prefix, const char *suffix, size_t *n) {
+  DIR *d = opendir(dir);
+  *n = 0;
+  if (!d) {
+    fprintf(stderr, "hetrt quantize: cannot open folder %s\n", dir);
+    return NULL;
+  }
+  char **names = calloc(QUANT_MAX_FILES, sizeof *names);
+  struct dirent *e;
+  while (names && (e = readdir(d)) && *n < QUANT_MAX_FILES) {
+    size_t len = strlen(e->d_name), sl = strlen(suffix);
+    if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 || e->d_name[0] == '.' ||
+        len < sl || strcmp(e->d_name + len - sl, suffix) != 0)
+      continue;
+    if (!(names[*n] = strdup(e->d_name)))
+      break;
+    (*n)++;
+  }
+  closedir(d);
+  if (names)
+    qsort(names, *n, sizeof *names, quant_cmp);
+  return names;
+}
+
+static void quant_list_free(char **names, size_t n) {
+  for (size_t i = 0; names && i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+/* A sample folder: test_data_set_N folders of input_K.pb, or one .pb per sample
+ * (single-input models).  Calls add(ctx, inputs) per sample. */
+typedef bool (*quant_add_fn)(void *ctx, const cli_inputs *in);
+
+static bool quant_read_sets(het_session *s, const cli_common *c, const char *dir,
+                            quant_add_fn add, void *ctx, size_t *count) {
+  size_t n_sets = 0, n_pb = 0;
+  char **sets = quant_list(dir, "test_data_set_", "", &n_sets);
+  char **pbs = sets ? quant_list(dir, "", ".pb", &n_pb) : NULL;
+  bool ok = sets && pbs;
+  *count = 0;
+  if (ok && n_sets == 0 && n_pb > 0 && het_session_get_input_count(s) != 1) {
+    fprintf(stderr, "hetrt quantize: %s holds .pb files, one input each, but the model has "
+            "%zu inputs: put each input set in a test_data_set_N folder\n", dir,
+            het_session_get_input_count(s));
+    ok = false;
+  }
+  if (ok && n_sets == 0 && n_pb == 0) {
+    fprintf(stderr, "hetrt quantize: %s has no test_data_set_* folder and no .pb file\n", dir);
+    ok = false;
+  }
+  for (size_t k = 0; ok && k < (n_sets ? n_sets : n_pb); k++) {
+    char path[8192], *files[CLI_MAX_ARGS] = {0};
+    size_t n_files = 0;
+    cli_inputs in = {0};
+    if (n_sets) {
+      char sub[4096];
+      size_t n_inputs = 0;
+      snprintf(sub, sizeof sub, "%s/%s", dir, sets[k]);
+      char **inputs = quant_list(sub, "input_", ".pb", &n_inputs);
+      ok = inputs != NULL;
+      for (; ok && n_files < n_inputs && n_files < CLI_MAX_ARGS; n_files++) {
+        snprintf(path, sizeof path, "%s/%s", sub, inputs[n_files]);
+        ok = (files[n_files] = strdup(path)) != NULL;
+      }
+      quant_list_free(inputs, n_inputs);
+    } else {
+      snprintf(path, sizeof path, "%s/%s", dir, pbs[k]);
+      files[0] = strdup(path);
+      n_files = 1;
+      ok = files[0] != NULL;
+    }
+    ok = ok && cli_bind_inputs(s, c, (const char *const *)files, n_files, false, &in) &&
+         add(ctx, &in);
+    cli_inputs_clear(&in);
+    for (size_t j = 0; j < n_files; j++)
+      free(files[j]);
+    *count += ok;
+  }
+  quant_list_free(sets, n_sets);
+  quant_list_free(pbs, n_pb);
+  return ok;
+}
+
+/* Calibration inputs from --data, with every held-apart one (evenly spread)
+ * going to evaluation instead. */
+typedef struct quant_feed {
+  het_quantizer *q;
+  size_t index, total, holdout;
+  bool evaluation; /* all inputs go to evaluation (--eval-data) */
+} quant_feed;
+
+static bool quant_held_apart(const quant_feed *f, size_t i) {
+  return f->holdout && (i + 1) * f->holdout / f->total > i * f->holdout / f->total;
+}
+
+static bool quant_add(void *ctx, const cli_inputs *in) {
+  quant_feed *f = ctx;
+  bool eval = f->evaluation || quant_held_apart(f, f->index);
+  f->index++;
+  if (het_quantizer_add_input(f->q, eval, in->names, in->tensors, in->n) != HET_OK) {
+    fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+    return false;
+  }
+  return true;
+}
+
+static bool quant_count(void *ctx, const cli_inputs *in) {
+  (void)in;
+  (*(size_t *)ctx)++;
+  return true;
+}
+
+static bool quant_feed_data(het_session *s, quant_args *a, het_quantizer *q) {
+  size_t total = 0, n;
+  if (!quant_read_sets(s, &a->common, a->data, quant_count, &total, &n))
+    return false;
+  quant_feed f = {.q = q, .total = total};
+  f.holdout = a->eval_data ? 0 : a->holdout >= 0 ? (size_t)a->holdout : total / 5;
+  if (f.holdout >= total) {
+    fprintf(stderr, "hetrt quantize: --holdout %zu leaves no calibration input (%zu given)\n",
+            f.holdout, total);
+    return false;
+  }
+  if (!quant_read_sets(s, &a->common, a->data, quant_add, &f, &n))
+    return false;
+  a->n_eval = f.holdout;
+  if (a->eval_data) {
+    quant_feed e = {.q = q, .evaluation = true};
+    if (!quant_read_sets(s, &a->common, a->eval_data, quant_add, &e, &a->n_eval))
+      return false;
+  }
+  fprintf(stderr, "calibrating on %zu input set%s from %s", total - f.holdout,
+          total - f.holdout == 1 ? "" : "s", a->data);
+  if (f.holdout)
+    fprintf(stderr, " (%zu more held apart for the accuracy report)", f.holdout);
+  fprintf(stderr, "\n");
+  return true;
+}
+
+static bool quant_feed_random(het_session *s, quant_args *a, het_quantizer *q) {
+  size_t n_eval = a->holdout >= 0 ? (size_t)a->holdout : (size_t)(a->random / 5 ? a->random / 5 : 1);
+  fprintf(stderr, "hetrt quantize: warning: calibrating on %ld random normal inputs: the ranges "
+          "then fit N(0, 1) noise, not the data the model will see; give --data with real "
+          "inputs for a model worth deploying\n", a->random);
+  a->n_eval = n_eval;
+  for (size_t i = 0; i < (size_t)a->random + n_eval; i++) {
+    cli_inputs in = {0};
+    a->common.seed = 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (i + 1);
+    bool ok = cli_bind_inputs(s, &a->common, NULL, 0, true, &in) &&
+              het_quantizer_add_input(q, i >= (size_t)a->random, in.names, in.tensors, in.n) ==
+                  HET_OK;
+    if (!ok && in.n)
+      fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+    cli_inputs_clear(&in);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+/* ---- main ---- */
+
+static void quant_print_warnings(const het_quantizer *q, size_t *shown) {
+  for (; *shown < het_quantizer_get_warning_count(q); (*shown)++)
+    fprintf(stderr, "hetrt quantize: warning: %s\n", het_quantizer_get_warning(q, *shown));
+}
+
+static int quant_run(quant_args *a, het_env *env, het_session_options *o) {
+  het_session *s = NULL;
+  het_quantizer *q = NULL;
+  quant_progress prog = {.tty = isatty(2) != 0};
+  size_t warned = 0;
+  int rc = 1;
+  if (het_session_create(env, a->model, o, &s) != HET_OK ||
+      het_quantizer_create(env, a->model, o, &q) != HET_OK) {
+    fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+    goto done;
+  }
+  for (size_t i = 0; i < a->n_set; i++)
+    if (het_quantizer_set(q, a->set_key[i], a->set_value[i]) != HET_OK) {
+      fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+      rc = 2;
+      goto done;
+    }
+  if (!(a->data ? quant_feed_data(s, a, q) : quant_feed_random(s, a, q)))
+    goto done;
+  het_session_destroy(s);
+  s = NULL;
+  het_quantizer_set_progress(q, quant_on_progress, &prog);
+  if (het_quantizer_calibrate(q) != HET_OK || het_quantizer_save(q, a->out) != HET_OK) {
+    fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+    goto done;
+  }
+  quant_print_warnings(q, &warned);
+  printf("quantized %zu nodes and %zu activation tensors into %s\n",
+         het_quantizer_get_node_count(q), het_quantizer_get_tensor_count(q), a->out);
+  char *report = NULL;
+  if (a->n_eval == 0) {
+    printf("no accuracy report: no input was held apart (give --eval-data DIR, or more than "
+           "one input set without --holdout 0)\n");
+    rc = 0;
+  } else if (het_quantizer_get_tensor_count(q) == 0) {
+    rc = 0;
+  } else if (het_quantizer_evaluate(q, &report) == HET_OK) {
+    fputs(report, stdout);
+    rc = 0;
+  } else {
+    fprintf(stderr, "hetrt quantize: evaluation: %s\n", het_last_error());
+  }
+  het_string_destroy(report);
+done:
+  quant_print_warnings(q, &warned);
+  het_quantizer_destroy(q);
+  het_session_destroy(s);
+  return rc;
+}
+
+int cli_cmd_quantize(int argc, char **argv) {
+  quant_args a = {0};
+  int rc = quant_parse(argc, argv, &a);
+  if (rc != 0) {
+    cli_common_clear(&a.common);
+    return rc;
+  }
+  het_env *env = NULL;
+  het_session_options *o = NULL;
+  if (het_env_create(&env) != HET_OK) {
+    fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+    rc = 1;
+  } else if (!(o = cli_make_options(&a.common))) {
+    rc = 1;
+  } else {
+    rc = quant_run(&a, env, o);
+  }
+  het_session_options_destroy(o);
+  het_env_destroy(env);
+  cli_common_clear(&a.common);
+  return rc;
+}
