@@ -510,6 +510,45 @@ START_TEST(test_matmul_per_channel) {
 }
 END_TEST
 
+/* mode=dynamic: y = x @ W becomes DynamicQuantizeLinear(x) ->
+ * MatMulInteger(int8 W per column) -> Cast -> Mul(x_scale * w_scale), the
+ * output keeping its name; no calibration input is needed. */
+START_TEST(test_dynamic_matmul) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  het_quantizer *q = open_quantizer(env, "matmul.onnx");
+  ck_assert_int_eq(het_quantizer_set(q, "mode", "dynamic"), HET_OK);
+  ck_assert_int_eq(het_quantizer_calibrate(q), HET_OK);
+  ck_assert_int_eq(het_quantizer_get_node_count(q), 1);
+  ck_assert_int_eq(het_quantizer_get_tensor_count(q), 0);
+  het_graph *g = save_and_load(q), *fg = NULL;
+  ck_assert_int_eq(het_onnx_load_file(QDIR "matmul.onnx", &fg), HET_OK);
+  ck_assert_int_eq(count_op(g, "DynamicQuantizeLinear"), 1);
+  ck_assert_int_eq(count_op(g, "MatMulInteger"), 1);
+  ck_assert_int_eq(count_op(g, "MatMul"), 0);
+  const het_node *mul = producer_of(g, "y");
+  ck_assert_str_eq(mul->op_type, "Mul");
+  const het_node *mi = producer_of(g, g->values[producer_of(g, g->values[mul->inputs[0]].name)->inputs[0]].name);
+  ck_assert_str_eq(mi->op_type, "MatMulInteger");
+  const het_tensor *wq = init_of(g, mi->inputs[1]), *wz = init_of(g, mi->inputs[3]);
+  ck_assert_int_eq(wq->dtype, HET_DTYPE_INT8);
+  ck_assert_int_eq(het_tensor_count(wz), 16); /* one zero point per column */
+  ck_assert_int_lt(het_graph_find_value(g, "W"), 0);
+  het_graph_destroy(g);
+  het_graph_destroy(fg);
+  int64_t dims[2] = {2, 32};
+  rng_state = 17;
+  add_random(q, true, 3, "x", dims, 2);
+  ck_assert_msg(het_quantizer_evaluate(q, NULL) == HET_OK, "%s", het_last_error());
+  het_quant_accuracy a;
+  ck_assert_int_eq(het_quantizer_get_accuracy(q, 0, &a), HET_OK);
+  ck_assert_msg(a.cosine > 0.999 && a.max_abs_error > 0, "cosine %g", a.cosine);
+  ck_assert_int_eq(het_quantizer_set(q, "mode", "fast"), HET_ERR_INVALID_ARGUMENT);
+  het_quantizer_destroy(q);
+  het_env_destroy(env);
+}
+END_TEST
+
 START_TEST(test_int8_activations) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
@@ -652,6 +691,7 @@ int main(void) {
   tcase_add_test(tc, test_qdq_model_runs);
   tcase_add_test(tc, test_matmul_per_channel);
   tcase_add_test(tc, test_int8_activations);
+  tcase_add_test(tc, test_dynamic_matmul);
   tcase_add_test(tc, test_opset_rules);
   suite_add_tcase(s, tc);
   TCase *te = tcase_create("errors");

@@ -32,6 +32,10 @@ HET_API het_status het_quantizer_create(het_env *env, const char *model_path,
 HET_API void het_quantizer_destroy(het_quantizer *q);
 
 /* Options, before het_quantizer_calibrate:
+ *   "mode"             static (default) | dynamic: MatMuls with a constant
+ *                      weight become DynamicQuantizeLinear + MatMulInteger
+ *                      (int8 weights, activations quantized at run time;
+ *                      opset 11), and calibration needs no inputs
  *   "method"           minmax | percentile | entropy (default percentile)
  *   "percentile"       kept share of values in percent, (50, 100]
  *                      (default 99.999); percentile only
@@ -67,7 +71,8 @@ HET_API void het_quantizer_set_progress(het_quantizer *q,
 
 /* Runs the model on every calibration input (twice for the histogram
  * methods) and fixes each quantized tensor's scale and zero point.
- * Needs at least one calibration input. */
+ * Needs at least one calibration input (none in dynamic mode, where it
+ * only chooses the nodes). */
 HET_API het_status het_quantizer_calibrate(het_quantizer *q);
 
 /* Writes the QDQ model (after het_quantizer_calibrate). */

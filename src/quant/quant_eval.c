@@ -198,7 +198,8 @@ static het_status het_quant_report(const het_quantizer *q, char **out) {
     return het_error(HET_ERR_OUT_OF_MEMORY, "quantize: out of memory");
   }
   fprintf(f, "accuracy of the quantized model against the float model on "
-          "%zu held-apart input%s:\n", q->n_eval, q->n_eval == 1 ? "" : "s");
+          "%zu %s input%s:\n", q->n_eval,
+          q->dynamic ? "evaluation" : "held-apart", q->n_eval == 1 ? "" : "s");
   for (int i = 0; i < q->n_accuracy; i++) {
     const het_quant_accuracy *a = &q->accuracy[i];
     fprintf(f, "  output '%s': ", a->name);
@@ -219,8 +220,9 @@ static het_status het_quant_report(const het_quantizer *q, char **out) {
   qsort_r(idx, (size_t)q->n_tensors, sizeof *idx, het_quant_by_sqnr,
           q->tensors);
   int shown = q->n_tensors < 10 ? q->n_tensors : 10;
-  fprintf(f, "worst %d of %d quantized tensors by SQNR (dequantized "
-          "against float):\n", shown, q->n_tensors);
+  if (shown)
+    fprintf(f, "worst %d of %d quantized tensors by SQNR (dequantized "
+            "against float):\n", shown, q->n_tensors);
   for (int k = 0; k < shown; k++) {
     const het_quant_tensor *t = &q->tensors[idx[k]];
     fprintf(f, "  %7.2f dB  '%s' (at node '%s')\n", het_quant_sqnr(t),

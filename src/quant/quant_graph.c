@@ -4,8 +4,9 @@
  * activation, constant weights stored as int8 (symmetric, [-127, 127],
  * one scale per output channel or per tensor) behind a DequantizeLinear,
  * biases as int32 in the accumulator's scale (input scale × weight
- * scale).  Every graph is a fresh load of the model's bytes, so value and
- * node ids match q->g.
+ * scale); in dynamic mode MatMuls with a constant weight become
+ * DynamicQuantizeLinear + MatMulInteger.  Every graph is a fresh load of
+ * the model's bytes, so value and node ids match q->g.
  */
 #include <math.h>
 #include <stdio.h>
@@ -60,34 +61,43 @@ static het_status het_quant_constant(het_graph *g, const char *base,
   return HET_OK;
 }
 
-/* Appends op(inputs) -> value out (no producer yet), the node named
- * "<label>_<op>"; axis >= 0 adds an "axis" attribute. */
-static het_status het_quant_node_add_to(het_graph *g, int opset,
-                                        const char *op, const char *label,
-                                        const int *inputs, int n_inputs,
-                                        int64_t axis, int out) {
+/* Appends op(inputs) -> outputs (values without a producer yet), the node
+ * named "<label>_<op>"; attr (NULL: none) is one int attribute. */
+static het_status het_quant_node_make(het_graph *g, int opset, const char *op,
+                                      const char *label, const int *inputs,
+                                      int n_inputs, const int *outputs,
+                                      int n_outputs, const char *attr,
+                                      int64_t value) {
   char name[300];
   snprintf(name, sizeof name, "%s_%s", label, op);
   het_node node = {.op_type = op, .domain = "", .opset = opset};
   node.name = het_arena_strdup(&g->arena, name);
   node.inputs = het_arena_calloc(&g->arena, (size_t)n_inputs, sizeof(int));
-  node.outputs = het_arena_calloc(&g->arena, 1, sizeof(int));
-  if (axis >= 0)
+  node.outputs = het_arena_calloc(&g->arena, (size_t)n_outputs, sizeof(int));
+  if (attr)
     node.attrs = het_arena_calloc(&g->arena, 1, sizeof *node.attrs);
-  if (!node.name || !node.inputs || !node.outputs ||
-      (axis >= 0 && !node.attrs))
+  if (!node.name || !node.inputs || !node.outputs || (attr && !node.attrs))
     return het_error(HET_ERR_OUT_OF_MEMORY, "quantize: out of memory");
   memcpy(node.inputs, inputs, (size_t)n_inputs * sizeof(int));
   node.n_inputs = n_inputs;
-  if (axis >= 0) {
-    node.attrs[0] = (het_attr){.name = "axis", .type = HET_ATTR_INT,
-                               .i = axis};
+  if (attr) {
+    node.attrs[0] = (het_attr){.name = attr, .type = HET_ATTR_INT,
+                               .i = value};
     node.n_attrs = 1;
   }
-  node.outputs[0] = out;
-  node.n_outputs = 1;
+  memcpy(node.outputs, outputs, (size_t)n_outputs * sizeof(int));
+  node.n_outputs = n_outputs;
   int id;
   return het_graph_add_node(g, &node, &id);
+}
+
+/* op(inputs) -> out; axis >= 0 adds an "axis" attribute. */
+static het_status het_quant_node_add_to(het_graph *g, int opset,
+                                        const char *op, const char *label,
+                                        const int *inputs, int n_inputs,
+                                        int64_t axis, int out) {
+  return het_quant_node_make(g, opset, op, label, inputs, n_inputs, &out, 1,
+                             axis >= 0 ? "axis" : NULL, axis);
 }
 
 /* As het_quant_node_add_to, into a fresh value named out_base (*out). */
@@ -176,11 +186,13 @@ static het_status het_quant_activation_pair(const het_quantizer *q,
   return HET_OK;
 }
 
-/* Weight w (float32 constant) → int8 constant + DequantizeLinear; scales
- * receives the per-channel (or single) scale, channels their count. */
-static het_status het_quant_weight(const het_quantizer *q, het_graph *g,
-                                   int wv, int axis, float **scales,
-                                   int64_t *channels, int *dq) {
+/* Weight w (float32 constant) → int8 constant, its scales (float32, one
+ * per channel along axis or one) and zero points (int8 zeros): consts[]
+ * receives their value ids, *scales (malloc'd) the scales, channels their
+ * count. */
+static het_status het_quant_weight_consts(het_graph *g, int wv, int axis,
+                                          float **scales, int64_t *channels,
+                                          int *consts) {
   const het_tensor *w = g->values[wv].initializer;
   const char *name = g->values[wv].name;
   int64_t c = axis >= 0 ? w->dims[axis] : 1, inner = 1, outer = 1;
@@ -232,17 +244,32 @@ static het_status het_quant_weight(const het_quantizer *q, het_graph *g,
   st = het_quant_constant(g, base, HET_DTYPE_INT8, cdims, axis >= 0, &p, &zv);
   if (st != HET_OK)
     goto fail;
-  snprintf(base, sizeof base, "%s_dequantized", name);
-  int in[3] = {wq, sv, zv};
-  st = het_quant_node_add(g, q->opset, "DequantizeLinear", base, in, 3, axis,
-                          dq);
-  if (st != HET_OK)
-    goto fail;
+  consts[0] = wq;
+  consts[1] = sv;
+  consts[2] = zv;
   *scales = s;
   *channels = c;
   return HET_OK;
 fail:
   free(s);
+  return st;
+}
+
+/* Weight w → int8 constants (het_quant_weight_consts) + DequantizeLinear
+ * *dq. */
+static het_status het_quant_weight(const het_quantizer *q, het_graph *g,
+                                   int wv, int axis, float **scales,
+                                   int64_t *channels, int *dq) {
+  int in[3];
+  char base[280];
+  HET_TRY(het_quant_weight_consts(g, wv, axis, scales, channels, in));
+  snprintf(base, sizeof base, "%s_dequantized", g->values[wv].name);
+  het_status st = het_quant_node_add(g, q->opset, "DequantizeLinear", base,
+                                     in, 3, axis, dq);
+  if (st != HET_OK) {
+    free(*scales);
+    *scales = NULL;
+  }
   return st;
 }
 
@@ -359,8 +386,79 @@ static het_status het_quant_drop_replaced(const het_quantizer *q,
   return HET_OK;
 }
 
+/* Dynamic quantization of MatMul node qn (ONNX Runtime's
+ * quantize_dynamic form): A -> DynamicQuantizeLinear (once per A) ->
+ * MatMulInteger with the int8 weight -> Cast to float -> Mul by
+ * a_scale × w_scale; the MatMul node itself becomes that last Mul, so its
+ * output keeps its name.  aq[v] memoises A's three outputs (-1: none). */
+static het_status het_quant_dynamic_matmul(const het_quantizer *q,
+                                           het_graph *g,
+                                           const het_quant_node *qn,
+                                           int *aq) {
+  int a = g->nodes[qn->node].inputs[0], wv = g->nodes[qn->node].inputs[1];
+  int y = g->nodes[qn->node].outputs[0];
+  const char *yname = g->values[y].name;
+  char base[280];
+  if (aq[3 * a] < 0) {
+    const char *an = g->values[a].name;
+    const char *suffix[3] = {"quantized", "scale", "zero_point"};
+    for (int k = 0; k < 3; k++) {
+      snprintf(base, sizeof base, "%s_%s", an, suffix[k]);
+      HET_TRY(het_graph_fresh_value(g, base, &aq[3 * a + k]));
+    }
+    HET_TRY(het_quant_node_make(g, q->opset, "DynamicQuantizeLinear", an, &a,
+                                1, &aq[3 * a], 3, NULL, 0));
+  }
+  float *scales = NULL;
+  int64_t channels;
+  int w[3], yi, yf, s;
+  HET_TRY(het_quant_weight_consts(g, wv, qn->axis, &scales, &channels, w));
+  free(scales);
+  int mm[4] = {aq[3 * a], w[0], aq[3 * a + 2], w[2]};
+  snprintf(base, sizeof base, "%s_int32", yname);
+  HET_TRY(het_quant_node_add(g, q->opset, "MatMulInteger", base, mm, 4, -1,
+                             &yi));
+  snprintf(base, sizeof base, "%s_float", yname);
+  HET_TRY(het_graph_fresh_value(g, base, &yf));
+  HET_TRY(het_quant_node_make(g, q->opset, "Cast", base, &yi, 1, &yf, 1, "to",
+                              HET_DTYPE_FLOAT32));
+  int ss[2] = {aq[3 * a + 1], w[1]};
+  snprintf(base, sizeof base, "%s_output_scale", yname);
+  HET_TRY(het_quant_node_add(g, q->opset, "Mul", base, ss, 2, -1, &s));
+  int *in = het_arena_calloc(&g->arena, 2, sizeof *in);
+  if (!in)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "quantize: out of memory");
+  in[0] = yf;
+  in[1] = s;
+  het_node *n = &g->nodes[qn->node]; /* g->nodes may have moved */
+  n->op_type = "Mul";
+  n->inputs = in;
+  n->n_inputs = 2;
+  n->n_attrs = 0;
+  return HET_OK;
+}
+
+static het_status het_quant_rewrite_dynamic(const het_quantizer *q,
+                                            het_graph *g) {
+  int *aq = malloc(3 * ((size_t)g->n_values + 1) * sizeof *aq);
+  if (!aq)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "quantize: out of memory");
+  for (int i = 0; i < 3 * g->n_values; i++)
+    aq[i] = -1;
+  het_status st = HET_OK;
+  for (int i = 0; i < q->n_nodes && st == HET_OK; i++)
+    st = het_quant_dynamic_matmul(q, g, &q->nodes[i], aq);
+  free(aq);
+  return st;
+}
+
 het_status het_quant_rewrite(const het_quantizer *q, het_graph *g,
                              int *dq_values) {
+  if (q->dynamic) {
+    HET_TRY(het_quant_rewrite_dynamic(q, g));
+    HET_TRY(het_quant_drop_replaced(q, g));
+    return het_graph_validate(g, NULL);
+  }
   int n_model_nodes = g->n_nodes;
   /* Pass 1: activation pairs; readers among the model's nodes switch to
    * the dequantized value (a graph output moves its name onto it). */

@@ -68,6 +68,7 @@ struct het_quantizer {
   int opset;                   /* default-domain opset */
 
   /* options */
+  bool dynamic;                /* mode=dynamic: MatMulInteger, no calibration */
   het_quant_method method;
   double percentile;
   bool per_channel;

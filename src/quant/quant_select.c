@@ -6,8 +6,8 @@
  * a Q/DQ pair; an output read only by a Relu or Clip is quantized after
  * that activation instead, so the pair sits where an int8 kernel would
  * write (Conv+Relu is one int8 step); a graph output they make is
- * quantized too (as ONNX Runtime's quantizer does).  Only the main graph
- * is quantized.
+ * quantized too (as ONNX Runtime's quantizer does).  Dynamic mode takes
+ * MatMuls with a constant weight only.  Only the main graph is quantized.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -205,8 +205,31 @@ static het_status het_quant_choose(het_quantizer *q, int *readers,
   return HET_OK;
 }
 
+/* Dynamic mode: every MatMul of a float32 activation and a constant 2-D
+ * float32 weight (weights per column unless per_channel is off). */
+static het_status het_quant_select_dynamic(het_quantizer *q) {
+  het_graph *g = q->g;
+  q->nodes = calloc((size_t)g->n_nodes + 1, sizeof *q->nodes);
+  if (!q->nodes)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "quantize: out of memory");
+  for (int k = 0; k < g->n_nodes; k++) {
+    const het_node *n = &g->nodes[g->order[k]];
+    const het_tensor *w = het_quant_const(g, het_node_input(n, 1));
+    if (n->domain[0] || strcmp(n->op_type, "MatMul") != 0 ||
+        het_quant_excluded(q, n) || !w || w->rank != 2 ||
+        !het_quant_activation(g, het_node_input(n, 0)))
+      continue;
+    q->nodes[q->n_nodes++] = (het_quant_node){
+        .node = g->order[k], .weight = 1, .axis = q->per_channel ? 1 : -1,
+        .bias = -1, .act_tensor = -1};
+  }
+  return HET_OK;
+}
+
 het_status het_quant_select(het_quantizer *q) {
   het_graph *g = q->g;
+  if (q->dynamic)
+    return het_quant_select_dynamic(q);
   het_status st = HET_OK;
   int *readers = calloc((size_t)g->n_values + 1, sizeof *readers);
   int *reader_node = calloc((size_t)g->n_values + 1, sizeof *reader_node);

@@ -182,6 +182,13 @@ het_status het_quantizer_set_impl(het_quantizer *q, const char *key,
     q->percentile = p;
     return HET_OK;
   }
+  if (strcmp(key, "mode") == 0) {
+    if (strcmp(v, "static") != 0 && strcmp(v, "dynamic") != 0)
+      return het_error(HET_ERR_INVALID_ARGUMENT, "quantize option mode: '%s' "
+                       "(expected static or dynamic)", v);
+    q->dynamic = strcmp(v, "dynamic") == 0;
+    return HET_OK;
+  }
   if (strcmp(key, "per_channel") == 0)
     return het_quant_set_bool(key, v, &q->per_channel);
   if (strcmp(key, "activation_type") == 0) {
@@ -200,7 +207,7 @@ het_status het_quantizer_set_impl(het_quantizer *q, const char *key,
   if (strcmp(key, "exclude_nodes") == 0)
     return het_quant_set_text(&q->exclude_nodes, v);
   return het_error(HET_ERR_INVALID_ARGUMENT,
-                   "unknown quantize option '%s' (expected method, "
+                   "unknown quantize option '%s' (expected mode, method, "
                    "percentile, per_channel, activation_type, "
                    "exclude_op_types, exclude_nodes)", key);
 }
@@ -328,7 +335,25 @@ static het_status het_quant_calibrate_runs(het_quantizer *q, het_graph *g,
   return st;
 }
 
+/* Dynamic mode: the choice alone; scales come at run time. */
+static het_status het_quant_choose_dynamic(het_quantizer *q) {
+  if (q->opset < 11)
+    return het_error(HET_ERR_UNSUPPORTED, "%s: the model imports opset %d; "
+                     "dynamic quantization needs DynamicQuantizeLinear "
+                     "(opset 11)", q->path, q->opset);
+  HET_TRY(het_quant_select(q));
+  if (q->n_nodes == 0)
+    het_quant_warn(q, "no MatMul with a constant weight: the model is "
+                   "written unchanged");
+  q->calibrated = true;
+  return HET_OK;
+}
+
 het_status het_quantizer_calibrate_impl(het_quantizer *q) {
+  if (q->dynamic) {
+    het_quant_choice_clear(q);
+    return het_quant_choose_dynamic(q);
+  }
   if (q->n_calib == 0)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "quantize: no calibration inputs were added");

@@ -160,6 +160,10 @@ expect_rc 0 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q3.onnx" --random 3 --
   expect_err "warning: calibrating on 3 random normal inputs"
   expect_out "no accuracy report"
 }
+expect_rc 0 "$HETRT" quantize "$QDATA/matmul.onnx" -o "$WORK/qd.onnx" --dynamic --random 2 && {
+  expect_out "quantized 1 MatMuls dynamically"
+  expect_out "on 2 evaluation inputs"
+}
 expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx"
 expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" --random 2
 expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --random 2 --method kl &&

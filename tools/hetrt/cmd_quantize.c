@@ -23,12 +23,13 @@ typedef struct quant_args {
   long holdout;    /* -1: a fifth of the calibration inputs */
   long random;     /* 0: none */
   size_t n_eval;   /* evaluation inputs given to the quantizer */
+  bool dynamic;    /* --dynamic: input sets only feed the report */
   size_t n_set;    /* quantizer options, key=value */
   const char *set_key[16], *set_value[16];
 } quant_args;
 
 static const char quant_usage[] =
-    "usage: hetrt quantize MODEL -o OUT.onnx (--data DIR | --random N)\n"
+    "usage: hetrt quantize MODEL -o OUT.onnx (--data DIR | --random N | --dynamic)\n"
     "         [--eval-data DIR] [--holdout N] [--method minmax|percentile|entropy]\n"
     "         [--percentile P] [--per-tensor] [--activation-type uint8|int8]\n"
     "         [--exclude-op-types A,B] [--exclude-nodes GLOB,...]\n"
@@ -85,6 +86,9 @@ static int quant_parse(int argc, char **argv, quant_args *a) {
         return 2;
     } else if (missing) {
       return 2;
+    } else if (strcmp(argv[i], "--dynamic") == 0) {
+      a->dynamic = true;
+      quant_set(a, "mode", "dynamic");
     } else if (strcmp(argv[i], "--per-tensor") == 0) {
       quant_set(a, "per_channel", "false");
     } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -97,7 +101,8 @@ static int quant_parse(int argc, char **argv, quant_args *a) {
       return 2;
     }
   }
-  if (!a->model || !a->out || (!a->data == !a->random)) {
+  if (!a->model || !a->out || (a->data && a->random) ||
+      (!a->dynamic && !a->data && !a->random)) {
     fprintf(stderr, "%s%s", !a->model || !a->out ? "" :
             "hetrt quantize: give exactly one of --data DIR and --random N\n", quant_usage);
     return 2;
@@ -260,7 +265,11 @@ static bool quant_feed_data(het_session *s, quant_args *a, het_quantizer *q) {
   size_t total = 0, n;
   if (!quant_read_sets(s, &a->common, a->data, quant_count, &total, &n))
     return false;
-  quant_feed f = {.q = q, .total = total};
+  quant_feed f = {.q = q, .total = total, .evaluation = a->dynamic};
+  if (a->dynamic) {
+    a->n_eval = total;
+    return quant_read_sets(s, &a->common, a->data, quant_add, &f, &n);
+  }
   f.holdout = a->eval_data ? 0 : a->holdout >= 0 ? (size_t)a->holdout : total / 5;
   if (f.holdout >= total) {
     fprintf(stderr, "hetrt quantize: --holdout %zu leaves no calibration input (%zu given)\n",
@@ -284,17 +293,21 @@ static bool quant_feed_data(het_session *s, quant_args *a, het_quantizer *q) {
 }
 
 static bool quant_feed_random(het_session *s, quant_args *a, het_quantizer *q) {
-  size_t n_eval = a->holdout >= 0 ? (size_t)a->holdout : (size_t)(a->random / 5 ? a->random / 5 : 1);
-  fprintf(stderr, "hetrt quantize: warning: calibrating on %ld random normal inputs: the ranges "
-          "then fit N(0, 1) noise, not the data the model will see; give --data with real "
-          "inputs for a model worth deploying\n", a->random);
+  /* dynamic mode calibrates nothing: every input set is for the report */
+  size_t n_calib = a->dynamic ? 0 : (size_t)a->random;
+  size_t n_eval = a->dynamic         ? (size_t)a->random
+                  : a->holdout >= 0  ? (size_t)a->holdout
+                  : (size_t)(a->random / 5 ? a->random / 5 : 1);
+  if (!a->dynamic)
+    fprintf(stderr, "hetrt quantize: warning: calibrating on %ld random normal inputs: the "
+            "ranges then fit N(0, 1) noise, not the data the model will see; give --data with "
+            "real inputs for a model worth deploying\n", a->random);
   a->n_eval = n_eval;
-  for (size_t i = 0; i < (size_t)a->random + n_eval; i++) {
+  for (size_t i = 0; i < n_calib + n_eval; i++) {
     cli_inputs in = {0};
     a->common.seed = 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (i + 1);
     bool ok = cli_bind_inputs(s, &a->common, NULL, 0, true, &in) &&
-              het_quantizer_add_input(q, i >= (size_t)a->random, in.names, in.tensors, in.n) ==
-                  HET_OK;
+              het_quantizer_add_input(q, i >= n_calib, in.names, in.tensors, in.n) == HET_OK;
     if (!ok && in.n)
       fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
     cli_inputs_clear(&in);
@@ -328,7 +341,8 @@ static int quant_run(quant_args *a, het_env *env, het_session_options *o) {
       rc = 2;
       goto done;
     }
-  if (!(a->data ? quant_feed_data(s, a, q) : quant_feed_random(s, a, q)))
+  if ((a->data || a->random) &&
+      !(a->data ? quant_feed_data(s, a, q) : quant_feed_random(s, a, q)))
     goto done;
   het_session_destroy(s);
   s = NULL;
@@ -338,14 +352,18 @@ static int quant_run(quant_args *a, het_env *env, het_session_options *o) {
     goto done;
   }
   quant_print_warnings(q, &warned);
-  printf("quantized %zu nodes and %zu activation tensors into %s\n",
-         het_quantizer_get_node_count(q), het_quantizer_get_tensor_count(q), a->out);
+  if (a->dynamic)
+    printf("quantized %zu MatMuls dynamically into %s\n", het_quantizer_get_node_count(q),
+           a->out);
+  else
+    printf("quantized %zu nodes and %zu activation tensors into %s\n",
+           het_quantizer_get_node_count(q), het_quantizer_get_tensor_count(q), a->out);
   char *report = NULL;
   if (a->n_eval == 0) {
     printf("no accuracy report: no input was held apart (give --eval-data DIR, or more than "
            "one input set without --holdout 0)\n");
     rc = 0;
-  } else if (het_quantizer_get_tensor_count(q) == 0) {
+  } else if (het_quantizer_get_node_count(q) == 0) {
     rc = 0;
   } else if (het_quantizer_evaluate(q, &report) == HET_OK) {
     fputs(report, stdout);
