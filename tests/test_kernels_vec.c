@@ -7,7 +7,9 @@
  * tanh and sigmoid stay within 1e-6 relative error over a sweep.  The
  * vectorised float16 conversions (kernels/half.h) match core/dtype.h's
  * scalar ones bit for bit: every half value, and floats around every
- * rounding tie, the subnormals, overflow and NaN.
+ * rounding tie, the subnormals, overflow and NaN.  The 8-bit quantization
+ * loops (kernels/quant_vec.h) match the ONNX formulas computed here one
+ * element at a time: ties, saturation, NaN and infinities, every tail.
  */
 #include <check.h>
 #include <float.h>
@@ -20,6 +22,7 @@
 #include "core/dtype.h"
 #include "core/tensor.h"
 #include "kernels/half.h"
+#include "kernels/quant_vec.h"
 #include "kernels/elementwise_internal.h"
 #include "kernels/reduce_common.h"
 #include "providers/cpu/threadpool.h"
@@ -578,6 +581,73 @@ START_TEST(test_float_to_half_ties_and_specials) {
 }
 END_TEST
 
+/* ---- 8-bit quantization ---- */
+
+/* The ONNX QuantizeLinear of one element (NaN to the minimum). */
+static int32_t q_ref(float x, float s, int32_t zp, bool sgn) {
+  float lo = sgn ? -128 : 0, hi = sgn ? 127 : 255;
+  float v = x / s;
+  if (isnan(v))
+    return (int32_t)lo;
+  v = nearbyintf(v) + (float)zp;
+  return (int32_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+static int32_t q_get(const void *p, bool sgn, int i) {
+  return sgn ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+START_TEST(test_quant_vec) {
+  enum { N = 600 };
+  float x[N], y[N], s = 0.0625f;
+  uint8_t q[N], a[N], b[N], c[N];
+  int n = 0;
+  for (int k = -300; k < 300 && n < N - 12; k += 3) { /* ties and neighbours */
+    float t = ((float)k + 0.5f) * s;
+    x[n++] = t;
+    x[n++] = nextafterf(t, INFINITY);
+    x[n++] = nextafterf(t, -INFINITY);
+  }
+  const float specials[] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 3e9f,
+                            -3e9f, 0.0f, -0.0f, 1e-30f};
+  for (size_t k = 0; k < sizeof specials / sizeof *specials; k++)
+    x[n++] = specials[k];
+  for (int sgn = 0; sgn < 2; sgn++)
+    for (int zi = 0; zi < 3; zi++) {
+      int32_t zp = sgn ? (int32_t[]){0, -128, 37}[zi] : (int32_t[]){0, 128, 255}[zi];
+      for (int len = 1; len <= n; len += len < 40 ? 1 : 97) {
+        het_quant_vec_quantize(x, s, zp, sgn, q, len);
+        for (int i = 0; i < len; i++) {
+          int32_t want = q_ref(x[i], s, zp, sgn), got = q_get(q, sgn, i);
+          EXPECT(got == want, "quantize %a (zp %d, %s): %d, want %d", x[i], zp,
+                 sgn ? "int8" : "uint8", got, want);
+        }
+        het_quant_vec_dequantize(q, sgn, zp, s, y, len);
+        for (int i = 0; i < len; i++) {
+          float want = (float)(q_get(q, sgn, i) - zp) * s;
+          EXPECT(y[i] == want, "dequantize %d: %a, want %a", q_get(q, sgn, i), y[i], want);
+        }
+      }
+      /* add: a and b are two quantized arrays, c = Q(DQ(a) + DQ(b)) */
+      for (int i = 0; i < n; i++) {
+        a[i] = (uint8_t)(i * 37);
+        b[i] = (uint8_t)(i * 101 + 7);
+      }
+      const float as = 0.05f, bs = 0.0375f, cs = 0.07f;
+      for (int len = 1; len <= n; len += len < 40 ? 1 : 97) {
+        het_quant_vec_add(a, as, zp, b, bs, zp / 2, cs, zp, sgn, c, len);
+        for (int i = 0; i < len; i++) {
+          float f = (float)(q_get(a, sgn, i) - zp) * as +
+                    (float)(q_get(b, sgn, i) - zp / 2) * bs;
+          int32_t want = q_ref(f, cs, zp, sgn), got = q_get(c, sgn, i);
+          EXPECT(got == want, "add %d + %d: %d, want %d", q_get(a, sgn, i),
+                 q_get(b, sgn, i), got, want);
+        }
+      }
+    }
+}
+END_TEST
+
 static Suite *vec_suite(void) {
   Suite *s = suite_create("kernels_vec");
   TCase *un = tcase_create("unary");
@@ -601,6 +671,9 @@ static Suite *vec_suite(void) {
   tcase_add_test(half, test_half_to_float_all);
   tcase_add_test(half, test_float_to_half_ties_and_specials);
   suite_add_tcase(s, half);
+  TCase *quant = tcase_create("quant8");
+  tcase_add_test(quant, test_quant_vec);
+  suite_add_tcase(s, quant);
   return s;
 }
 

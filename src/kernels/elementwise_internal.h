@@ -43,7 +43,8 @@
   X(GreaterOrEqual, "") X(And, "") X(Or, "") X(Xor, "") X(BitShift, "")     \
   X(Where, "") X(Cast, "") X(CastLike, "") X(Clip, "") X(Dropout, "")       \
   X(QuantizeLinear, "") X(DequantizeLinear, "")                             \
-  X(DynamicQuantizeLinear, "") X(Adagrad, HET_EW_TRAINING)                  \
+  X(DynamicQuantizeLinear, "") X(QLinearAdd, "hetrt")                      \
+  X(Adagrad, HET_EW_TRAINING)                                               \
   X(Adam, HET_EW_TRAINING) X(Momentum, HET_EW_TRAINING)
 
 #define HET_EW_DECLARE_(op, domain) \

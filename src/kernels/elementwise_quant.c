@@ -1,12 +1,15 @@
 /* elementwise_quant.c — QuantizeLinear, DequantizeLinear (per tensor, or
- * per axis from opset 13) and DynamicQuantizeLinear.  Quantization divides
+ * per axis from opset 13), DynamicQuantizeLinear and hetrt.QLinearAdd
+ * (the optimizer's DQ + DQ -> Add -> Q, operands of one shape).  Quantization divides
  * in float32, rounds half to even and saturates to the zero point's type
- * (uint8 when absent).
+ * (uint8 when absent).  float32 <-> (u)int8 runs on the vector loops of
+ * quant_vec.c, one call per channel block; other types element by element.
  */
 #include <math.h>
 #include <string.h>
 
 #include "kernels/elementwise_internal.h"
+#include "kernels/quant_vec.h"
 
 /* The [outer, channels, inner] split of x for a scale of `channels`
  * elements along `axis` (channels 1 = per tensor). */
@@ -58,12 +61,32 @@ static double het_ew_qrange(het_dtype t, bool hi) {
   }
 }
 
+/* float f, float32 scale, 8-bit q: the vector loops apply. */
+static bool het_ew_q8(const het_tensor *f, const het_tensor *scale,
+                      const het_tensor *q) {
+  return f->dtype == HET_DTYPE_FLOAT32 && scale->dtype == HET_DTYPE_FLOAT32 &&
+         (q->dtype == HET_DTYPE_UINT8 || q->dtype == HET_DTYPE_INT8);
+}
+
+static int32_t het_ew_qzp(const het_tensor *zp, int64_t c) {
+  return zp ? (int32_t)het_dtype_load_i64(zp->dtype, zp->data, c) : 0;
+}
+
 het_status het_kernel_ew_run_QuantizeLinear(het_kernel_ctx *ctx) {
   const het_tensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
   const het_tensor *zp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   het_tensor *y = ctx->outputs[0];
   het_ew_qlayout l;
   HET_TRY(het_ew_qlayout_get(ctx, x, scale, zp, &l));
+  if (het_ew_q8(x, scale, y)) {
+    for (int64_t o = 0, i = 0; o < l.outer; o++)
+      for (int64_t c = 0; c < l.channels; c++, i += l.inner)
+        het_quant_vec_quantize((const float *)x->data + i,
+                               ((const float *)scale->data)[c],
+                               het_ew_qzp(zp, c), y->dtype == HET_DTYPE_INT8,
+                               (uint8_t *)y->data + i, l.inner);
+    return HET_OK;
+  }
   double lo = het_ew_qrange(y->dtype, false), hi = het_ew_qrange(y->dtype, true);
   int64_t i = 0;
   for (int64_t o = 0; o < l.outer; o++)
@@ -90,6 +113,16 @@ het_status het_kernel_ew_run_DequantizeLinear(het_kernel_ctx *ctx) {
                      het_dtype_str(zp->dtype), het_dtype_str(x->dtype));
   het_ew_qlayout l;
   HET_TRY(het_ew_qlayout_get(ctx, x, scale, zp, &l));
+  if (het_ew_q8(y, scale, x)) {
+    for (int64_t o = 0, i = 0; o < l.outer; o++)
+      for (int64_t c = 0; c < l.channels; c++, i += l.inner)
+        het_quant_vec_dequantize((const uint8_t *)x->data + i,
+                                 x->dtype == HET_DTYPE_INT8,
+                                 het_ew_qzp(zp, c),
+                                 ((const float *)scale->data)[c],
+                                 (float *)y->data + i, l.inner);
+    return HET_OK;
+  }
   int64_t i = 0;
   for (int64_t o = 0; o < l.outer; o++)
     for (int64_t c = 0; c < l.channels; c++) {
@@ -129,5 +162,37 @@ het_status het_kernel_ew_run_DynamicQuantizeLinear(het_kernel_ctx *ctx) {
   if (ctx->n_outputs > 2 && ctx->outputs[2])
     het_dtype_store_f64(ctx->outputs[2]->dtype, ctx->outputs[2]->data, 0,
                         zpf);
+  return HET_OK;
+}
+
+/* A per-tensor float32 scale and its zero point, for QLinearAdd. */
+static bool het_ew_qscalar(const het_tensor *s, const het_tensor *z,
+                           float *scale, int32_t *zp) {
+  if (s->dtype != HET_DTYPE_FLOAT32 || het_tensor_count(s) != 1 ||
+      het_tensor_count(z) != 1)
+    return false;
+  *scale = *(const float *)s->data;
+  *zp = het_ew_qzp(z, 0);
+  return true;
+}
+
+het_status het_kernel_ew_run_QLinearAdd(het_kernel_ctx *ctx) {
+  const het_tensor *a = ctx->inputs[0], *b = ctx->inputs[3];
+  het_tensor *c = ctx->outputs[0];
+  float as, bs, cs;
+  int32_t az, bz, cz;
+  if (!het_ew_qscalar(ctx->inputs[1], ctx->inputs[2], &as, &az) ||
+      !het_ew_qscalar(ctx->inputs[4], ctx->inputs[5], &bs, &bz) ||
+      !het_ew_qscalar(ctx->inputs[6], ctx->inputs[7], &cs, &cz))
+    return het_error(HET_ERR_UNSUPPORTED, "node '%s' (QLinearAdd): scales "
+                     "and zero points must be float32 and uint8/int8 "
+                     "scalars", ctx->node->name);
+  if (het_tensor_count(a) != het_tensor_count(c) ||
+      het_tensor_count(b) != het_tensor_count(c) || a->dtype != b->dtype ||
+      a->dtype != c->dtype)
+    return het_error(HET_ERR_UNSUPPORTED, "node '%s' (QLinearAdd): a, b and "
+                     "c must be of one shape and one type", ctx->node->name);
+  het_quant_vec_add(a->data, as, az, b->data, bs, bz, cs, cz,
+                    a->dtype == HET_DTYPE_INT8, c->data, het_tensor_count(c));
   return HET_OK;
 }

@@ -153,6 +153,20 @@ het_status het_infer_ew_quantize(het_infer_ctx *ctx) {
   return HET_OK;
 }
 
+het_status het_infer_ew_qlinear_add(het_infer_ctx *ctx) {
+  uint32_t q8 = (1u << HET_DTYPE_UINT8) | (1u << HET_DTYPE_INT8);
+  for (int i = 0; i < 8; i++)
+    HET_TRY(het_infer_require_type(ctx, i, i == 1 || i == 4 || i == 6
+                                               ? 1u << HET_DTYPE_FLOAT32
+                                               : q8));
+  HET_TRY(het_infer_ew_same_type(ctx, 0, 2));
+  HET_TRY(het_infer_ew_same_type(ctx, 3, 5));
+  HET_TRY(het_shape_broadcast(ctx, &ctx->inputs[0].shape,
+                              &ctx->inputs[3].shape, &ctx->outputs[0].shape));
+  ctx->outputs[0].dtype = ctx->inputs[7].dtype;
+  return HET_OK;
+}
+
 het_status het_infer_ew_dequantize(het_infer_ctx *ctx) {
   HET_TRY(het_infer_require_type(ctx, 0, (1u << HET_DTYPE_UINT8) |
                                              (1u << HET_DTYPE_INT8) |

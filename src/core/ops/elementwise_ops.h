@@ -16,6 +16,9 @@ het_status het_infer_ew_dropout(het_infer_ctx *ctx);
 het_status het_infer_ew_quantize(het_infer_ctx *ctx);
 het_status het_infer_ew_dequantize(het_infer_ctx *ctx);
 het_status het_infer_ew_dynamic_quantize(het_infer_ctx *ctx);
+/* hetrt.QLinearAdd(a, a_scale, a_zp, b, b_scale, b_zp, c_scale, c_zp):
+ * Q(DQ(a) + DQ(b)), per-tensor, the optimizer's fusion (opt_qdq.c). */
+het_status het_infer_ew_qlinear_add(het_infer_ctx *ctx);
 het_status het_infer_ew_adagrad(het_infer_ctx *ctx);
 het_status het_infer_ew_adam(het_infer_ctx *ctx);
 het_status het_infer_ew_momentum(het_infer_ctx *ctx);

@@ -26,6 +26,7 @@ static const het_fused_parts het_fused[] = {
     {"LayerNorm", {"ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul",
                    NULL}},
     {"Attention", {"MatMul", "Softmax", "Mul", NULL}},
+    {"QLinearAdd", {"DequantizeLinear", "Add", "QuantizeLinear", NULL}},
 };
 
 const char *const *het_op_fused_parts(const char *domain,

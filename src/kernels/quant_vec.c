@@ -1,0 +1,135 @@
+/* quant_vec.c — the array loops of quant_vec.h: an AVX-512 body of 16
+ * elements a step (float division, cvtps_epi32 under the default
+ * round-to-nearest-even mode, saturation by clamping in int32), and the
+ * scalar loop that finishes the tail and serves other CPUs. */
+#include "kernels/quant_vec.h"
+
+#include <math.h>
+
+/* round(r) + zp saturated; NaN gives the type's minimum, as the vector
+ * body does. */
+static inline int32_t qv_round_sat(float r, int32_t zp, bool is_signed) {
+  float lo = (float)((is_signed ? -128 : 0) - zp);
+  float hi = (float)((is_signed ? 127 : 255) - zp);
+  r = isnan(r) || r < lo ? lo : r > hi ? hi : r;
+  return (int32_t)nearbyintf(r) + zp;
+}
+
+static inline int32_t qv_load(const void *p, bool is_signed, int64_t i) {
+  return is_signed ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+static inline void qv_store(void *p, bool is_signed, int64_t i, int32_t v) {
+  if (is_signed)
+    ((int8_t *)p)[i] = (int8_t)v;
+  else
+    ((uint8_t *)p)[i] = (uint8_t)v;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define QV_TARGET __attribute__((target("avx512f")))
+
+QV_TARGET static inline __m512i qv_load16(const void *p, bool is_signed,
+                                          int64_t i) {
+  __m128i b = _mm_loadu_si128((const __m128i *)(const void *)
+                                  ((const uint8_t *)p + i));
+  return is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+}
+
+/* round(r) + zp saturated, stored as 16 bytes.  r is clamped to the
+ * type's range around zp in float first (integral bounds, so rounding
+ * after clamping is the same as before), which also sends NaN to the
+ * minimum (maxps returns its second operand for NaN) and keeps the
+ * conversion in range. */
+QV_TARGET static inline void qv_store16(void *p, bool is_signed, int64_t i,
+                                        __m512 r, int32_t zp) {
+  float lo = (float)((is_signed ? -128 : 0) - zp);
+  float hi = (float)((is_signed ? 127 : 255) - zp);
+  r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(lo)), _mm512_set1_ps(hi));
+  __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(r), _mm512_set1_epi32(zp));
+  _mm_storeu_si128((__m128i *)(void *)((uint8_t *)p + i),
+                   _mm512_cvtepi32_epi8(q));
+}
+
+QV_TARGET static int64_t qv_quantize_avx512(const float *x, float scale,
+                                            int32_t zp, bool is_signed,
+                                            void *y, int64_t n) {
+  __m512 s = _mm512_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    qv_store16(y, is_signed, i, _mm512_div_ps(_mm512_loadu_ps(x + i), s), zp);
+  return i;
+}
+
+QV_TARGET static int64_t qv_dequantize_avx512(const void *q, bool is_signed,
+                                              int32_t zp, float scale,
+                                              float *y, int64_t n) {
+  __m512 s = _mm512_set1_ps(scale);
+  __m512i z = _mm512_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i v = _mm512_sub_epi32(qv_load16(q, is_signed, i), z);
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_cvtepi32_ps(v), s));
+  }
+  return i;
+}
+
+QV_TARGET static int64_t qv_add_avx512(const void *a, float as, int32_t az,
+                                       const void *b, float bs, int32_t bz,
+                                       float cs, int32_t cz, bool is_signed,
+                                       void *c, int64_t n) {
+  __m512 sa = _mm512_set1_ps(as), sb = _mm512_set1_ps(bs),
+         sc = _mm512_set1_ps(cs);
+  __m512i za = _mm512_set1_epi32(az), zb = _mm512_set1_epi32(bz);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 fa = _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_sub_epi32(qv_load16(a, is_signed, i), za)),
+        sa);
+    __m512 fb = _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_sub_epi32(qv_load16(b, is_signed, i), zb)),
+        sb);
+    qv_store16(c, is_signed, i, _mm512_div_ps(_mm512_add_ps(fa, fb), sc), cz);
+  }
+  return i;
+}
+
+static bool qv_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+#else
+static bool qv_avx512(void) { return false; }
+#define qv_quantize_avx512(...) 0
+#define qv_dequantize_avx512(...) 0
+#define qv_add_avx512(...) 0
+#endif
+
+void het_quant_vec_quantize(const float *x, float scale, int32_t zp,
+                            bool is_signed, void *y, int64_t n) {
+  int64_t i = qv_avx512() ? qv_quantize_avx512(x, scale, zp, is_signed, y, n)
+                          : 0;
+  for (; i < n; i++)
+    qv_store(y, is_signed, i, qv_round_sat(x[i] / scale, zp, is_signed));
+}
+
+void het_quant_vec_dequantize(const void *q, bool is_signed, int32_t zp,
+                              float scale, float *y, int64_t n) {
+  int64_t i = qv_avx512()
+                  ? qv_dequantize_avx512(q, is_signed, zp, scale, y, n)
+                  : 0;
+  for (; i < n; i++)
+    y[i] = (float)(qv_load(q, is_signed, i) - zp) * scale;
+}
+
+void het_quant_vec_add(const void *a, float as, int32_t az, const void *b,
+                       float bs, int32_t bz, float cs, int32_t cz,
+                       bool is_signed, void *c, int64_t n) {
+  int64_t i = qv_avx512() ? qv_add_avx512(a, as, az, b, bs, bz, cs, cz,
+                                          is_signed, c, n)
+                          : 0;
+  for (; i < n; i++) {
+    float fa = (float)(qv_load(a, is_signed, i) - az) * as;
+    float fb = (float)(qv_load(b, is_signed, i) - bz) * bs;
+    qv_store(c, is_signed, i, qv_round_sat((fa + fb) / cs, cz, is_signed));
+  }
+}
