@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "kernels/dnnl/gemm_dnnl.h"
+#include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
 
@@ -170,7 +171,12 @@ const het_kernel het_kernels_linalg[] = {
      .run = het_lk_conv_transpose_run,
      .scratch = het_lk_conv_scratch},
     {.op_type = "ConvInteger", .domain = "", .run = het_lk_conv_integer_run},
-    {.op_type = "QLinearConv", .domain = "", .run = het_lk_qlinear_conv_run},
+    {.op_type = "QLinearConv",
+     .domain = "",
+     .prepare = HET_QLINEAR_DNNL_CONV_PREPARE,
+     .run = het_lk_qlinear_conv_run,
+     .destroy_state = HET_QLINEAR_DNNL_CONV_DESTROY,
+     .scratch = HET_QLINEAR_DNNL_CONV_SCRATCH},
     {.op_type = "MatMul",
      .domain = "",
      .prepare = HET_LK_DNNL_PREPARE(matmul),
@@ -182,7 +188,9 @@ const het_kernel het_kernels_linalg[] = {
      .run = het_lk_matmul_integer_run},
     {.op_type = "QLinearMatMul",
      .domain = "",
-     .run = het_lk_qlinear_matmul_run},
+     .prepare = HET_QLINEAR_DNNL_MATMUL_PREPARE,
+     .run = het_lk_qlinear_matmul_run,
+     .destroy_state = HET_QLINEAR_DNNL_MATMUL_DESTROY},
     {.op_type = "Gemm",
      .domain = "",
      .prepare = HET_GEMM_DNNL_PREPARE,

@@ -3,13 +3,16 @@
  * int32 with their zero points subtracted (per tensor, per row of A, per
  * column of B or per output channel of W), multiplied exactly in int32 and,
  * for the QLinear ops, requantized as float32 multiplier, round half to
- * even, add zero point, saturate.
+ * even, add zero point, saturate.  QLinearConv and QLinearMatMul first
+ * try their oneDNN int8 primitives (kernels/dnnl/qlinear_dnnl.c,
+ * qlinear_matmul_dnnl.c) when prepare made one.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
+#include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_kern.h"
 
 /* Zero point i of an optional (scalar or 1-D) zero-point input. */
@@ -91,7 +94,17 @@ het_status het_lk_matmul_integer_run(het_kernel_ctx *ctx) {
   return HET_OK;
 }
 
+/* The oneDNN int8 path (qlinear_matmul_dnnl.c) where the node's state
+ * has one for these inputs, else the reference below. */
 het_status het_lk_qlinear_matmul_run(het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    bool done = false;
+    HET_TRY(het_dnnl_qmatmul_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
   het_tensor *const *in = ctx->inputs;
   het_tensor *y = ctx->outputs[0];
   het_lk_batch bt;
@@ -153,7 +166,17 @@ het_status het_lk_conv_integer_run(het_kernel_ctx *ctx) {
   return HET_OK;
 }
 
+/* The oneDNN int8 path (qlinear_dnnl.c) where the node's state has one
+ * for these inputs, else the reference below. */
 het_status het_lk_qlinear_conv_run(het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    bool done = false;
+    HET_TRY(het_dnnl_qconv_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
   het_tensor *const *in = ctx->inputs;
   het_tensor *y = ctx->outputs[0];
   const het_tensor *bias = ctx->n_inputs > 8 ? in[8] : NULL;

@@ -1,0 +1,54 @@
+/* qlinear_dnnl.h — the oneDNN int8 fast paths of the QLinearConv and
+ * QLinearMatMul kernels (qlinear_dnnl.c, qlinear_matmul_dnnl.c, compiled
+ * only when HETRT_HAVE_DNNL is defined): a primitive per node and input
+ * shape with the weights reordered once and the requantization fixed at
+ * creation.  Without oneDNN the macros give NULL slots and both ops run
+ * their reference kernels (linalg_qlinear.c).
+ */
+#ifndef HET_CPU_DNNL_QLINEAR_DNNL_H
+#define HET_CPU_DNNL_QLINEAR_DNNL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels/kernel.h"
+
+#ifdef HETRT_HAVE_DNNL
+/* *state = NULL (and HET_OK) when the node is not one oneDNN runs here:
+ * see qlinear_dnnl.c for what it takes.  Caller owns *state (destroy
+ * with het_dnnl_qconv_destroy). */
+het_status het_dnnl_qconv_prepare(const het_graph *graph, const het_node *node,
+                                  void **state);
+void het_dnnl_qconv_destroy(void *state);
+/* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
+ * are not handled and the caller must run the reference.  Thread safe:
+ * several threads may run one state at once. */
+het_status het_dnnl_qconv_run(het_kernel_ctx *ctx, bool *done);
+/* Bytes of staging one run takes from the run's scratch (X in the
+ * primitive's channels-last, possibly padded, layout and Y before its
+ * reorder to NCHW); 0 without a state. */
+size_t het_dnnl_qconv_scratch(const het_kernel_ctx *ctx);
+/* The oneDNN implementation the node's first primitive runs (e.g.
+ * "brgconv:avx512_core_vnni"), or NULL; for tests and diagnostics. */
+const char *het_dnnl_qconv_impl(const void *state);
+/* QLinearMatMul (qlinear_matmul_dnnl.c): the same four for a node with a
+ * constant 2-D int8 B; no staging (scratch 0). */
+het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
+                                    const het_node *node, void **state);
+void het_dnnl_qmatmul_destroy(void *state);
+het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done);
+const char *het_dnnl_qmatmul_impl(const void *state);
+#define HET_QLINEAR_DNNL_CONV_PREPARE het_dnnl_qconv_prepare
+#define HET_QLINEAR_DNNL_CONV_DESTROY het_dnnl_qconv_destroy
+#define HET_QLINEAR_DNNL_CONV_SCRATCH het_dnnl_qconv_scratch
+#define HET_QLINEAR_DNNL_MATMUL_PREPARE het_dnnl_qmatmul_prepare
+#define HET_QLINEAR_DNNL_MATMUL_DESTROY het_dnnl_qmatmul_destroy
+#else
+#define HET_QLINEAR_DNNL_CONV_PREPARE NULL
+#define HET_QLINEAR_DNNL_CONV_DESTROY NULL
+#define HET_QLINEAR_DNNL_CONV_SCRATCH NULL
+#define HET_QLINEAR_DNNL_MATMUL_PREPARE NULL
+#define HET_QLINEAR_DNNL_MATMUL_DESTROY NULL
+#endif
+
+#endif

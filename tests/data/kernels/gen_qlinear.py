@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""gen_qlinear.py - writes backend-test-layout cases for QLinearConv under
+tests/data/kernels/qlinear/ (model.onnx + test_data_set_0/input_0.pb,
+output_0.pb) with everything but X an initializer, the shape of node that
+the oneDNN int8 path (src/kernels/dnnl/qlinear_dnnl.c) takes: uint8 and
+int8 activations, nonzero zero points, pads, stride 2, depthwise and
+grouped, per-tensor and per-channel weight scales, with and without bias.
+The ONNX node suite's QLinearConv feeds every input at run time, which that
+path leaves to the reference kernel.  Expected Y: the int32 accumulator
+exactly (torch, float64 on integers), then the requantization in float32
+as ONNX specifies it: (acc + bias) * (x_scale * w_scale / y_scale),
+round half to even, add y_zero_point, saturate.
+Run: /usr/bin/python3 tests/data/kernels/gen_qlinear.py
+"""
+import os
+import shutil
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "qlinear")
+RNG = np.random.default_rng(2024)
+NP2ONNX = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+
+
+def requant(acc, mult, yzp, ydt):
+    info = np.iinfo(ydt)
+    r = np.rint(acc.astype(np.float32) * mult) + np.float32(yzp)
+    return np.clip(r, info.min, info.max).astype(ydt)
+
+
+def qconv_case(name, x, xzp, w, ws, b, ys, yzp, ydt, stride, pads, group):
+    """pads: [top, left, bottom, right]; ws: scalar or per output channel."""
+    xs = np.float32(0.02)
+    ws = np.asarray(ws, dtype=np.float32)
+    ys = np.float32(ys)
+    xi = torch.from_numpy(x.astype(np.float64) - float(xzp))
+    xi = F.pad(xi, [pads[1], pads[3], pads[0], pads[2]])
+    acc = F.conv2d(xi, torch.from_numpy(w.astype(np.float64)),
+                   stride=stride, groups=group).numpy()
+    if b is not None:
+        acc = acc + b.astype(np.float64)[None, :, None, None]
+    assert np.abs(acc).max() < 2 ** 24
+    mult = (xs * ws / ys).astype(np.float32)
+    mult = mult[None, :, None, None] if mult.ndim else mult
+    y = requant(acc.astype(np.int64), mult, yzp, ydt)
+    inits = [
+        numpy_helper.from_array(np.array(xs), "x_scale"),
+        numpy_helper.from_array(np.array(xzp, dtype=x.dtype), "x_zero_point"),
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(ws, "w_scale"),
+        numpy_helper.from_array(np.zeros(ws.shape, np.int8), "w_zero_point"),
+        numpy_helper.from_array(np.array(ys), "y_scale"),
+        numpy_helper.from_array(np.array(yzp, dtype=ydt), "y_zero_point"),
+    ]
+    ins = ["x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
+           "y_scale", "y_zero_point"]
+    if b is not None:
+        inits.append(numpy_helper.from_array(b, "B"))
+        ins.append("B")
+    node = helper.make_node("QLinearConv", ins, ["y"], name=name + "_node",
+                            strides=[stride, stride], pads=pads, group=group,
+                            kernel_shape=list(w.shape[2:]))
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("x", NP2ONNX[x.dtype.type],
+                                       list(x.shape))],
+        [helper.make_tensor_value_info("y", NP2ONNX[ydt], list(y.shape))],
+        initializer=inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for kind, n, a in (("input", "x", x), ("output", "y", y)):
+        with open(os.path.join(d, "test_data_set_0", kind + "_0.pb"),
+                  "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    clipped = np.mean((y == np.iinfo(ydt).min) | (y == np.iinfo(ydt).max))
+    assert clipped < 0.5 and len(np.unique(y)) > 30, (name, clipped)
+
+
+def q8(dt, shape):
+    info = np.iinfo(dt)
+    return RNG.integers(info.min, info.max + 1, size=shape).astype(dt)
+
+
+def main():
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    m = 32
+    qconv_case("qlinearconv_u8_3x3_pads_bias", q8(np.uint8, (1, 16, 10, 10)),
+               120, q8(np.int8, (m, 16, 3, 3)), 0.004,
+               RNG.integers(-20000, 20000, m).astype(np.int32), 0.13, 130,
+               np.uint8, 1, [1, 1, 1, 1], 1)
+    qconv_case("qlinearconv_s8_dw_s2_per_channel",
+               q8(np.int8, (1, 32, 12, 12)), -3, q8(np.int8, (32, 1, 3, 3)),
+               0.002 + 0.001 * (np.arange(32) % 5),
+               RNG.integers(-3000, 3000, 32).astype(np.int32), 0.032, 5,
+               np.int8, 2, [1, 1, 1, 1], 32)
+    qconv_case("qlinearconv_u8_1x1_group2_no_bias",
+               q8(np.uint8, (2, 8, 6, 6)), 7, q8(np.int8, (12, 4, 1, 1)),
+               0.003 + 0.0005 * (np.arange(12) % 3), None, 0.02, 128, np.uint8,
+               1, [0, 0, 0, 0], 2)
+
+
+if __name__ == "__main__":
+    main()
