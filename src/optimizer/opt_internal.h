@@ -64,6 +64,8 @@ void het_opt_drop_unused_initializers(het_opt *o);
 /* ---- passes (each returns the number of rewrites through o->changes) ---- */
 het_status het_opt_remove_identities(het_opt *o);
 het_status het_opt_fold_constants(het_opt *o);
+het_status het_opt_fuse_qdq(het_opt *o);       /* opt_qdq.c: QDQ islands into
+                                                   QLinearConv/QLinearMatMul */
 het_status het_opt_fuse_batchnorm(het_opt *o);
 het_status het_opt_fuse_activations(het_opt *o);
 het_status het_opt_fuse_hard(het_opt *o);     /* opt_hard.c: written-out

@@ -18,6 +18,8 @@ static het_status het_opt_round(het_opt *o) {
   HET_TRY(het_opt_refresh(o));
   o->changes = 0;
   HET_TRY(het_opt_remove_identities(o));
+  if (o->level >= HET_OPT_EXTENDED) /* before folding: it reads the DQs */
+    HET_TRY(het_opt_fuse_qdq(o));
   HET_TRY(het_opt_fold_constants(o));
   if (o->level >= HET_OPT_EXTENDED) {
     HET_TRY(het_opt_fuse_batchnorm(o));

@@ -40,6 +40,8 @@ typedef struct het_optimize_stats {
   int layernorms_fused;     /* ReduceMean/Sub/Pow/Sqrt/Div patterns */
   int attentions_fused;     /* MatMul→scale→Softmax→MatMul patterns */
   int matmul_adds_fused;    /* MatMul + bias Add */
+  int qdq_fused;            /* DQ -> Conv/MatMul/Add [-> act] -> Q islands
+                               into QLinearConv/QLinearMatMul/QLinearAdd */
   int dead_removed;         /* nodes whose outputs nobody read */
   int initializers_dropped; /* initializers no longer read, freed */
   int rounds;

@@ -1,0 +1,329 @@
+/* opt_qdq.c — QDQ islands into quantized operators: DequantizeLinear(x)
+ * and DequantizeLinear(constant int8 weight) feeding a Conv (or MatMul)
+ * whose output, maybe through a Relu or Clip, goes only to a
+ * QuantizeLinear, become one QLinearConv (QLinearMatMul) from the
+ * quantized x to the quantized y: integer accumulation, one
+ * requantisation, no float round trip.  DQ(a) + DQ(b) -> Add [-> act] ->
+ * Q of one static shape becomes hetrt.QLinearAdd (one pass over bytes).  The activation is dropped only when the output's
+ * range already implies it (a Relu before a Q whose zero point is the
+ * type's minimum clamps nothing the saturation would not).  A Conv bias
+ * is the int32 DequantizeLinear of scale x_scale * w_scale (what
+ * quantizers write), or a float32 constant quantized here into that
+ * scale; a bias DequantizeLinear of another scale keeps the island float.  Runs before constant
+ * folding, which would otherwise turn the weights' DequantizeLinear into
+ * float weights.  Results may differ from the float island by one step
+ * where the float and the integer sums round to different sides.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/infer.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "optimizer/opt_internal.h"
+#include "optimizer/opt_nlp.h"
+
+/* The constant tensor behind value v (an initializer, or a Constant
+ * node's tensor: this pass runs before folding makes those initializers),
+ * or NULL. */
+static const het_tensor *qdq_const(const het_graph *g, int v) {
+  if (het_opt_is_constant(g, v))
+    return g->values[v].initializer;
+  int p = v >= 0 ? g->values[v].producer : -1;
+  if (p < 0 || g->nodes[p].domain[0] ||
+      strcmp(g->nodes[p].op_type, "Constant") != 0)
+    return NULL;
+  const het_attr *a = het_node_find_attr(&g->nodes[p], "value");
+  return a && a->type == HET_ATTR_TENSOR ? a->t : NULL;
+}
+
+static bool qdq_is_int8(het_dtype t) {
+  return t == HET_DTYPE_UINT8 || t == HET_DTYPE_INT8;
+}
+
+/* A live DequantizeLinear making v from a (u)int8 input, with constant
+ * scale and zero point (absent = 0); -1 otherwise. */
+static int qdq_dq(const het_opt *o, int v) {
+  int d = het_opt_nlp_producer(o, v, "DequantizeLinear");
+  if (d < 0)
+    return -1;
+  const het_node *n = &o->g->nodes[d];
+  int zp = het_node_input(n, 2);
+  if (!qdq_const(o->g, het_node_input(n, 1)) ||
+      (zp >= 0 && !qdq_const(o->g, zp)))
+    return -1;
+  return d;
+}
+
+static bool qdq_scalar(const het_tensor *t) {
+  return t && het_tensor_count(t) == 1 && t->dtype == HET_DTYPE_FLOAT32;
+}
+
+/* Scale and zero point of a per-tensor DQ/Q node n (inputs 1, 2). */
+static bool qdq_params(const het_graph *g, const het_node *n, float *scale,
+                       int32_t *zp, het_dtype type) {
+  const het_tensor *s = qdq_const(g, het_node_input(n, 1));
+  const het_tensor *z = qdq_const(g, het_node_input(n, 2));
+  if (!qdq_scalar(s) || (z && (het_tensor_count(z) != 1 || z->dtype != type)))
+    return false;
+  *scale = *(const float *)s->data;
+  *zp = z ? (int32_t)het_tensor_get_i64(z, 0) : 0;
+  return *scale > 0 && isfinite(*scale);
+}
+
+/* The activation between the op and the Q is implied by the Q's range:
+ * Relu when the zero point is the type's minimum; Clip(lo, hi) when the
+ * representable range lies inside [lo, hi]. */
+static bool qdq_act_implied(const het_graph *g, const het_node *a,
+                            float scale, int32_t zp, het_dtype type) {
+  double qmin = type == HET_DTYPE_INT8 ? -128 : 0;
+  double qmax = type == HET_DTYPE_INT8 ? 127 : 255;
+  double lo = scale * (qmin - zp), hi = scale * (qmax - zp);
+  if (strcmp(a->op_type, "Relu") == 0)
+    return zp == qmin;
+  if (strcmp(a->op_type, "Clip") != 0)
+    return false;
+  float cmin = -INFINITY, cmax = INFINITY;
+  if (a->opset < 11) {
+    cmin = het_node_attr_float(a, "min", -INFINITY);
+    cmax = het_node_attr_float(a, "max", INFINITY);
+  } else {
+    int vmin = het_node_input(a, 1), vmax = het_node_input(a, 2);
+    const het_tensor *tmin = qdq_const(g, vmin), *tmax = qdq_const(g, vmax);
+    if ((vmin >= 0 && !qdq_scalar(tmin)) || (vmax >= 0 && !qdq_scalar(tmax)))
+      return false;
+    if (tmin)
+      cmin = *(const float *)tmin->data;
+    if (tmax)
+      cmax = *(const float *)tmax->data;
+  }
+  return lo >= cmin && hi <= cmax;
+}
+
+/* A constant int32 bias behind DequantizeLinear with scale x_scale *
+ * w_scale[c] and zero point 0: its int32 value id, or -1. */
+static int qdq_bias(const het_opt *o, int b, float xs, const het_tensor *ws,
+                    int64_t channels) {
+  int d = qdq_dq(o, b);
+  if (d < 0)
+    return -1;
+  const het_node *n = &o->g->nodes[d];
+  const het_tensor *q = qdq_const(o->g, het_node_input(n, 0));
+  const het_tensor *s = qdq_const(o->g, het_node_input(n, 1));
+  const het_tensor *z = qdq_const(o->g, het_node_input(n, 2));
+  if (!q || q->dtype != HET_DTYPE_INT32 || het_tensor_count(q) != channels ||
+      !s || s->dtype != HET_DTYPE_FLOAT32)
+    return -1;
+  int64_t ns = het_tensor_count(s), nw = het_tensor_count(ws);
+  if ((ns != 1 && ns != channels) || (nw != 1 && nw != channels))
+    return -1;
+  for (int64_t c = 0; c < channels; c++) {
+    double want = (double)xs * ((const float *)ws->data)[nw == 1 ? 0 : c];
+    double got = ((const float *)s->data)[ns == 1 ? 0 : c];
+    if (fabs(got - want) > 1e-6 * fabs(want) ||
+        (z && het_tensor_get_i64(z, ns == 1 || het_tensor_count(z) == 1 ? 0 : c)))
+      return -1;
+  }
+  return het_node_input(n, 0);
+}
+
+/* A float32 bias as int32 in the accumulator's scale x_scale *
+ * w_scale[c]: rounding it moves the sum by at most half an accumulator
+ * step, far below one output step.  *id is the new constant. */
+static het_status qdq_bias_quantize(het_opt *o, const het_tensor *bf,
+                                    float xs, const het_tensor *ws, int *id) {
+  het_tensor *t;
+  int64_t n = het_tensor_count(bf), nw = het_tensor_count(ws);
+  HET_TRY(het_tensor_create_empty(HET_DTYPE_INT32, &n, 1, &t));
+  for (int64_t c = 0; c < n; c++) {
+    double s = (double)xs * ((const float *)ws->data)[nw == 1 ? 0 : c];
+    double r = nearbyint(((const float *)bf->data)[c] / s);
+    ((int32_t *)t->data)[c] = (int32_t)(r > INT32_MAX   ? INT32_MAX
+                                        : r < -INT32_MAX ? -INT32_MAX
+                                        : isfinite(r)    ? r : 0);
+  }
+  het_status st = het_graph_add_constant(o->g, "qdq_bias", t, id);
+  if (st != HET_OK)
+    het_tensor_destroy(t);
+  return st;
+}
+
+/* The weight's DQ: constant (u)int8 data, float32 scales (one, or one per
+ * channel along axis `axis` of a rank-`rank` weight), matching zero
+ * points; fills in[3..5] (w, w_scale, w_zero_point). */
+static bool qdq_weight(het_opt *o, int w_dq, int axis, int *in,
+                       const het_tensor **ws) {
+  int d = qdq_dq(o, w_dq);
+  if (d < 0)
+    return false;
+  const het_node *n = &o->g->nodes[d];
+  const het_tensor *q = qdq_const(o->g, het_node_input(n, 0));
+  const het_tensor *s = qdq_const(o->g, het_node_input(n, 1));
+  if (!q || !qdq_is_int8(q->dtype) || !s || s->dtype != HET_DTYPE_FLOAT32 ||
+      het_node_input(n, 2) < 0)
+    return false;
+  int64_t ns = het_tensor_count(s);
+  if (ns != 1) {
+    int64_t dq_axis = het_node_attr_int(n, "axis", 1);
+    if (dq_axis < 0)
+      dq_axis += q->rank;
+    if (s->rank != 1 || dq_axis != axis || q->dims[axis] != ns)
+      return false;
+  }
+  in[3] = het_node_input(n, 0);
+  in[4] = het_node_input(n, 1);
+  in[5] = het_node_input(n, 2);
+  *ws = s;
+  return true;
+}
+
+/* A zero point (0 of type) for a DQ that has none. */
+static het_status qdq_zero_point(het_opt *o, het_dtype type, int *id) {
+  het_tensor *t;
+  HET_TRY(het_tensor_create_empty(type, NULL, 0, &t));
+  *(uint8_t *)t->data = 0;
+  het_status st = het_graph_add_constant(o->g, "qdq_zero_point", t, id);
+  if (st != HET_OK)
+    het_tensor_destroy(t);
+  return st;
+}
+
+/* DQ(a) + DQ(b) -> Add [-> act] -> Q(y) (node qn) into hetrt.QLinearAdd
+ * when a, b and y are per-tensor 8-bit of one type and a and b have one
+ * static shape. */
+static het_status qdq_add(het_opt *o, int qn, int add, int act) {
+  het_graph *g = o->g;
+  const het_node *q = &g->nodes[qn], *n = &g->nodes[add];
+  het_dtype yt = g->values[het_node_input(q, 2)].dtype;
+  int in[8];
+  for (int k = 0; k < 2; k++) {
+    int d = qdq_dq(o, het_node_input(n, k));
+    if (d < 0)
+      return HET_OK;
+    const het_node *dq = &g->nodes[d];
+    int x = het_node_input(dq, 0);
+    float s;
+    int32_t z;
+    if (g->values[x].dtype != yt || het_node_input(dq, 2) < 0 ||
+        !qdq_params(g, dq, &s, &z, yt))
+      return HET_OK;
+    in[3 * k] = x;
+    in[3 * k + 1] = het_node_input(dq, 1);
+    in[3 * k + 2] = het_node_input(dq, 2);
+  }
+  const het_shape *sa = &g->values[in[0]].shape, *sb = &g->values[in[3]].shape;
+  if (!het_shape_is_concrete(sa) || !het_shape_same(sa, sb))
+    return HET_OK;
+  in[6] = het_node_input(q, 1);
+  in[7] = het_node_input(q, 2);
+  het_opt_kill_node(o, add);
+  if (act >= 0)
+    het_opt_kill_node(o, act);
+  HET_TRY(het_opt_rewrite(o, qn, "hetrt", 1, "QLinearAdd", in, 8, NULL, 0));
+  if (o->stats)
+    o->stats->qdq_fused++;
+  return HET_OK;
+}
+
+/* Tries the island ending at QuantizeLinear node qn. */
+static het_status qdq_try(het_opt *o, int qn) {
+  het_graph *g = o->g;
+  const het_node *q = &g->nodes[qn];
+  int y = het_node_input(q, 0);
+  int yzv = het_node_input(q, 2);
+  const het_tensor *yz = qdq_const(g, yzv);
+  if (!yz || !qdq_is_int8(yz->dtype) || g->values[y].dtype != HET_DTYPE_FLOAT32)
+    return HET_OK;
+  float ys;
+  int32_t yzp;
+  if (!qdq_params(g, q, &ys, &yzp, yz->dtype))
+    return HET_OK;
+  /* op [-> act] -> y, each read only by the next */
+  int c = g->values[y].producer, act = -1;
+  if (c < 0 || het_opt_uses(o, y) != 1 || g->nodes[c].domain[0])
+    return HET_OK;
+  if (strcmp(g->nodes[c].op_type, "Relu") == 0 ||
+      strcmp(g->nodes[c].op_type, "Clip") == 0) {
+    if (!qdq_act_implied(g, &g->nodes[c], ys, yzp, yz->dtype))
+      return HET_OK;
+    act = c;
+    int ay = het_node_input(&g->nodes[act], 0);
+    c = ay >= 0 ? g->values[ay].producer : -1;
+    if (c < 0 || het_opt_uses(o, ay) != 1 || g->nodes[c].domain[0])
+      return HET_OK;
+  }
+  const het_node *op = &g->nodes[c];
+  if (strcmp(op->op_type, "Add") == 0)
+    return qdq_add(o, qn, c, act);
+  bool conv = strcmp(op->op_type, "Conv") == 0;
+  if ((!conv && strcmp(op->op_type, "MatMul") != 0) || o->dead[c])
+    return HET_OK;
+  int xd = qdq_dq(o, het_node_input(op, 0));
+  if (xd < 0)
+    return HET_OK;
+  const het_node *dqx = &g->nodes[xd];
+  int xq = het_node_input(dqx, 0);
+  float xs;
+  int32_t xzp;
+  if (!qdq_is_int8(g->values[xq].dtype) ||
+      !qdq_params(g, dqx, &xs, &xzp, g->values[xq].dtype))
+    return HET_OK;
+  int in[9] = {xq, het_node_input(dqx, 1), het_node_input(dqx, 2)};
+  const het_tensor *ws = NULL;
+  int w_rank = g->values[het_node_input(op, 1)].shape.rank;
+  if (w_rank < 2 || !qdq_weight(o, het_node_input(op, 1), conv ? 0 : w_rank - 1,
+                                in, &ws))
+    return HET_OK;
+  in[6] = het_node_input(q, 1);
+  in[7] = yzv;
+  int n_in = 8;
+  if (conv && het_node_input(op, 2) >= 0) {
+    int64_t channels = g->values[in[3]].initializer->dims[0];
+    int b = het_node_input(op, 2);
+    if ((in[8] = qdq_bias(o, b, xs, ws, channels)) < 0) {
+      const het_tensor *bf = qdq_const(g, b);
+      if (!bf || bf->dtype != HET_DTYPE_FLOAT32 ||
+          het_tensor_count(bf) != channels)
+        return HET_OK;
+      HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
+    }
+    n_in = 9;
+  }
+  if (in[2] < 0)
+    HET_TRY(qdq_zero_point(o, g->values[xq].dtype, &in[2]));
+  /* The Q node becomes the fused op (its output stays); the op and the
+   * activation go; unread DequantizeLinears go with remove_dead. */
+  int n_attrs = conv ? op->n_attrs : 0;
+  het_attr *attrs = n_attrs ? het_arena_calloc(&g->arena, (size_t)n_attrs,
+                                               sizeof *attrs)
+                            : NULL;
+  if (n_attrs && !attrs)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+  if (n_attrs)
+    memcpy(attrs, op->attrs, (size_t)n_attrs * sizeof *attrs);
+  het_opt_kill_node(o, c);
+  if (act >= 0)
+    het_opt_kill_node(o, act);
+  HET_TRY(het_opt_rewrite(o, qn, "", (int)het_graph_opset(g, ""),
+                          conv ? "QLinearConv" : "QLinearMatMul", in, n_in,
+                          attrs, n_attrs));
+  if (o->stats)
+    o->stats->qdq_fused++;
+  return HET_OK;
+}
+
+het_status het_opt_fuse_qdq(het_opt *o) {
+  het_graph *g = o->g;
+  if (het_graph_opset(g, "") < 10)
+    return HET_OK;
+  for (int k = 0; k < o->n_nodes; k++) {
+    int n = g->order[k];
+    const het_node *node = &g->nodes[n];
+    if (o->dead[n] || node->domain[0] ||
+        strcmp(node->op_type, "QuantizeLinear") != 0)
+      continue;
+    HET_TRY(qdq_try(o, n));
+  }
+  return HET_OK;
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""gen_qdq.py — the QDQ optimizer cases (opset 13), with numpy references
+computed the integer way (what QLinearConv/QLinearMatMul define); inputs are
+drawn until no output lies within 1e-3 of a rounding tie, so the float QDQ
+graph and the fused one must agree exactly.
+qdq_conv: Q -> DQ -> Conv(DQ int8 per-channel weight, DQ int32 bias) ->
+  Relu -> Q (zero point 0) -> DQ: becomes one QLinearConv.
+qdq_matmul: Q -> DQ -> MatMul(DQ int8 weight, one scale per column) -> Q
+  -> DQ: becomes one QLinearMatMul.
+qdq_near_miss: three islands that must stay float: a Relu before a Q
+  whose zero point is not 0 (the Relu clamps), a bias whose scale is not
+  x_scale * w_scale, and a Conv output read by a second node."""
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from case_io import save_case
+
+F = TensorProto.FLOAT
+
+
+def t(name, a):
+    return numpy_helper.from_array(np.asarray(a), name)
+
+
+def quant(x, s, zp, lo=0, hi=255):
+    return np.clip(np.round(x / s) + zp, lo, hi)
+
+
+def conv2d(x, w, pad):
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, m, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            y += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return y
+
+
+def far_from_ties(v):
+    f = np.abs(v - np.floor(v) - 0.5)
+    return f.min() > 1e-3
+
+
+def conv_island(prefix, x_name, out_name, ys, yzp, relu, bias_scale_ok, seed):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    ws = (rng.uniform(0.5, 1.5, 4) * 0.01).astype(np.float32)
+    xs, xzp = np.float32(0.05), np.uint8(128)
+    bq = rng.integers(-500, 500, 4).astype(np.int32)
+    bs = (xs * ws).astype(np.float32) * (1 if bias_scale_ok else np.float32(1.5))
+    p = prefix
+    nodes = [
+        helper.make_node("QuantizeLinear", [x_name, p + "xs", p + "xzp"], [p + "xq"]),
+        helper.make_node("DequantizeLinear", [p + "xq", p + "xs", p + "xzp"], [p + "xd"]),
+        helper.make_node("DequantizeLinear", [p + "wq", p + "ws", p + "wzp"], [p + "wd"], axis=0),
+        helper.make_node("DequantizeLinear", [p + "bq", p + "bs", p + "bzp"], [p + "bd"], axis=0),
+        helper.make_node("Conv", [p + "xd", p + "wd", p + "bd"], [p + "c"], name=p + "conv",
+                         pads=[1] * 4),
+    ]
+    last = p + "c"
+    if relu:
+        nodes.append(helper.make_node("Relu", [last], [p + "r"]))
+        last = p + "r"
+    nodes += [
+        helper.make_node("QuantizeLinear", [last, p + "ys", p + "yzp"], [p + "yq"]),
+        helper.make_node("DequantizeLinear", [p + "yq", p + "ys", p + "yzp"], [out_name]),
+    ]
+    inits = [t(p + "xs", xs), t(p + "xzp", xzp), t(p + "wq", w), t(p + "ws", ws),
+             t(p + "wzp", np.zeros(4, np.int8)), t(p + "bq", bq), t(p + "bs", bs),
+             t(p + "bzp", np.zeros(4, np.int32)), t(p + "ys", np.float32(ys)),
+             t(p + "yzp", np.uint8(yzp))]
+
+    def ref(x):
+        """(the float value before rounding in steps of ys, the output, the
+        Conv's float output)"""
+        xq = quant(x, xs, xzp)
+        c = (conv2d(xq - float(xzp), w.astype(np.float64), 1) * (float(xs) * ws[None, :, None, None])
+             + (bq * bs.astype(np.float64))[None, :, None, None])
+        pre = (np.maximum(c, 0) if relu else c) / ys
+        return pre, (quant(pre * ys, ys, yzp) - yzp) * np.float32(ys), c
+
+    return nodes, inits, ref
+
+
+def save(name, nodes, inits, xshape, outputs, refs, seed):
+    """outputs: (name, shape, which) with which 1 for a ref's quantized
+    output, 2 for its Conv's float output."""
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", F, xshape)],
+                              [helper.make_tensor_value_info(y, F, s) for y, s, _, _ in outputs],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    rng = np.random.default_rng(seed)
+    for _ in range(1000):
+        x = rng.uniform(-6, 6, xshape).astype(np.float32)
+        outs = [r(x) for r in refs]
+        if all(far_from_ties(o[0]) for o in outs):
+            break
+    else:
+        raise SystemExit(name + ": no input far from ties")
+    save_case(name, model, [("x", x)],
+              [(y, outs[r][k].astype(np.float32)) for y, _, r, k in outputs])
+
+
+nodes, inits, ref = conv_island("", "x", "y", 0.08, 0, True, True, 1)
+save("qdq_conv", nodes, inits, [1, 3, 6, 6], [("y", [1, 4, 6, 6], 0, 1)], [ref], 2)
+
+# MatMul: x [4, 16] @ W [16, 8], per-column scales
+rng = np.random.default_rng(3)
+W = rng.integers(-127, 128, (16, 8)).astype(np.int8)
+Ws = (rng.uniform(0.5, 1.5, 8) * 0.02).astype(np.float32)
+xs, xzp, ys, yzp = np.float32(0.04), np.uint8(120), np.float32(0.1), np.uint8(128)
+nodes = [
+    helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+    helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+    helper.make_node("DequantizeLinear", ["wq", "ws", "wzp"], ["wd"], axis=1),
+    helper.make_node("MatMul", ["xd", "wd"], ["m"], name="mm"),
+    helper.make_node("QuantizeLinear", ["m", "ys", "yzp"], ["yq"]),
+    helper.make_node("DequantizeLinear", ["yq", "ys", "yzp"], ["y"]),
+]
+inits = [t("xs", xs), t("xzp", xzp), t("wq", W), t("ws", Ws), t("wzp", np.zeros(8, np.int8)),
+         t("ys", ys), t("yzp", yzp)]
+
+
+def mm_ref(x):
+    xq = quant(x, xs, xzp)
+    pre = ((xq - float(xzp)) @ W.astype(np.float64)) * (float(xs) * Ws.astype(np.float64) / float(ys))
+    return pre, (quant(pre * ys, ys, yzp) - float(yzp)) * ys
+
+
+save("qdq_matmul", nodes, inits, [4, 16], [("y", [4, 8], 0, 1)], [mm_ref], 4)
+
+# Near misses: each island stays float.
+n1, i1, r1 = conv_island("a_", "x", "ya", 0.08, 20, True, True, 5)   # Relu clamps
+n2, i2, r2 = conv_island("b_", "x", "yb", 0.08, 0, True, False, 6)   # bias scale off
+n3, i3, r3 = conv_island("c_", "x", "yc", 0.08, 128, False, True, 7)  # Conv output read twice
+save("qdq_near_miss", n1 + n2 + n3, i1 + i2 + i3, [1, 3, 6, 6],
+     [("ya", [1, 4, 6, 6], 0, 1), ("yb", [1, 4, 6, 6], 1, 1), ("yc", [1, 4, 6, 6], 2, 1),
+      ("c_c", [1, 4, 6, 6], 2, 2)],
+     [r1, r2, r3], 8)
+
+# qdq_add: Q(x), Q(z) -> DQ each -> Add -> Relu -> Q (zero point 0) -> DQ:
+# one hetrt.QLinearAdd.  The reference follows the float32 definitions
+# step by step, which the fused loop computes too, so they agree exactly.
+f32 = np.float32
+sx, zx, sz, zz, sy = f32(0.05), np.uint8(100), f32(0.03), np.uint8(140), f32(0.06)
+nodes = [
+    helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+    helper.make_node("QuantizeLinear", ["z", "sz", "zz"], ["zq"]),
+    helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+    helper.make_node("DequantizeLinear", ["zq", "sz", "zz"], ["zd"]),
+    helper.make_node("Add", ["xd", "zd"], ["s"], name="add"),
+    helper.make_node("Relu", ["s"], ["r"]),
+    helper.make_node("QuantizeLinear", ["r", "sy", "zy"], ["yq"]),
+    helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
+]
+inits = [t("sx", sx), t("zx", zx), t("sz", sz), t("zz", zz), t("sy", sy), t("zy", np.uint8(0))]
+shape = [1, 4, 5, 5]
+vi = lambda n: helper.make_tensor_value_info(n, F, shape)
+graph = helper.make_graph(nodes, "qdq_add", [vi("x"), vi("z")], [vi("y")], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+onnx.checker.check_model(model)
+rng = np.random.default_rng(9)
+x = rng.uniform(-5, 5, shape).astype(f32)
+z = rng.uniform(-3, 3, shape).astype(f32)
+q = lambda v, s, zp: np.clip(np.round(v / s) + f32(zp), 0, 255).astype(f32)
+xd = (q(x, sx, zx) - f32(zx)) * sx
+zd = (q(z, sz, zz) - f32(zz)) * sz
+y = q(np.maximum(xd + zd, f32(0)), sy, 0) * sy
+save_case("qdq_add", model, [("x", x), ("z", z)], [("y", y.astype(f32))])
