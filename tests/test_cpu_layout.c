@@ -5,7 +5,10 @@
  * nodes whose NHWC prepare failed), and that sessions with cpu.layout=auto
  * and cpu.layout=nchw compute the same outputs.  Also the Conv algorithm
  * choice (cpu.conv_algo): Winograd is what runs when asked for, agrees
- * with direct convolution, and every choice passes the reference.
+ * with direct convolution, and every choice passes the reference.  And
+ * int8 chains (qdq_chain, qdq_chain_s8 of gen_qdq.py, fused into
+ * QLinearConv/QLinearAdd): uint8/int8 values between oneDNN QLinearConvs
+ * go NHWC, and NHWC sessions give the NCHW ones' bytes for batches 1-11.
  */
 #include <check.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
 #include "testcase/testcase.h"
+#include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
 #include "kernels/tuning.h"
@@ -547,6 +551,121 @@ START_TEST(test_bad_conv_algo_option) {
 }
 END_TEST
 
+#define QDQ_CHAIN HETRT_TEST_DATA "/optimizer/qdq_chain"
+#define QDQ_CHAIN_S8 HETRT_TEST_DATA "/optimizer/qdq_chain_s8"
+
+/* The fused chain: Q(x) feeds c1 and c3 (NCHW: x is a graph input), c2
+ * reads c1 and QLinearAdd reads c2 and c3 (all NHWC), then DQ, MaxPool, Q
+ * (NHWC) into c4, whose output feeds the graph output (NCHW). */
+static void check_chain_plan(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  het_graph *g = load_model(path);
+  ck_assert_int_eq(opt_count_op(g, "QLinearConv"), 4);
+  ck_assert_int_eq(opt_count_op(g, "QLinearAdd"), 1);
+  het_cpu_layout *l = plan(g, NULL, 0, NULL);
+  int c[4], add = -1, nc = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    int id = g->order[i];
+    if (strcmp(g->nodes[id].op_type, "QLinearConv") == 0)
+      c[nc++] = id;
+    else if (strcmp(g->nodes[id].op_type, "QLinearAdd") == 0)
+      add = id;
+  }
+  ck_assert_int_eq(nc, 4);
+#ifdef HETRT_HAVE_DNNL
+  bool q8 = het_dnnl_qconv_takes(g, &g->nodes[c[0]]);
+#else
+  bool q8 = false;
+#endif
+  /* order: c1 and c3 (either first), c2, c4 */
+  int last = c[3];
+  for (int i = 0; i < 3; i++) {
+    const het_node *n = &g->nodes[c[i]];
+    bool reads_q = strcmp(g->values[het_node_input(n, 0)].name, "in_q") == 0;
+    ck_assert_uint_eq(l[c[i]].nhwc_in, q8 && !reads_q ? 1u : 0u);
+    ck_assert_uint_eq(l[c[i]].nhwc_out, q8 ? 1u : 0u);
+  }
+  ck_assert_uint_eq(l[last].nhwc_in, q8 ? 1u : 0u);
+  ck_assert_uint_eq(l[last].nhwc_out, 0u); /* feeds the graph output */
+  ck_assert_uint_eq(l[add].nhwc_in, q8 ? (1u | 1u << 3) : 0u);
+  ck_assert_uint_eq(l[add].nhwc_out, q8 ? 1u : 0u);
+  free(l);
+  het_graph_destroy(g);
+}
+
+START_TEST(test_plan_qdq_chain) {
+  check_chain_plan(QDQ_CHAIN);
+  check_chain_plan(QDQ_CHAIN_S8);
+}
+END_TEST
+
+static het_session *open_chain(het_env *env, const char *dir,
+                               const char *layout, const char *level) {
+  het_session_options *o;
+  het_session *s = NULL;
+  char path[512];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
+  ck_assert_msg(het_session_create(env, path, o, &s) == HET_OK, "%s",
+                het_last_error());
+  het_session_options_destroy(o);
+  return s;
+}
+
+static het_tensor *run_chain(het_session *s, int64_t batch) {
+  int64_t dims[4] = {batch, 8, 10, 10};
+  het_tensor *x, *y = NULL;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, 4, &x),
+                   HET_OK);
+  float *d = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    d[i] = (float)((i * 7919) % 2001 - 1000) / 330.0f;
+  const char *name = "x";
+  ck_assert_msg(het_session_run(s, &name, &x, 1, NULL, 1, &y) == HET_OK,
+                "batch %lld: %s", (long long)batch, het_last_error());
+  het_tensor_destroy(x);
+  return y;
+}
+
+/* Batches 1 to 11 (more shapes than a QLinearConv caches primitives
+ * for): fused NHWC gives the fused NCHW bytes, and both stay within one
+ * output step (c4's scale is at most 0.06) of the float QDQ graph. */
+static void check_chain_sessions(het_env *env, const char *dir) {
+  het_session *nhwc = open_chain(env, dir, "auto", "all");
+  het_session *nchw = open_chain(env, dir, "nchw", "all");
+  het_session *flt = open_chain(env, dir, "nchw", "none");
+  for (int64_t batch = 1; batch <= 11; batch++) {
+    het_tensor *a = run_chain(nhwc, batch), *b = run_chain(nchw, batch);
+    het_tensor *f = run_chain(flt, batch);
+    char msg[256];
+    ck_assert_int_eq(het_tensor_get_count(a), batch * 4 * 5 * 5);
+    ck_assert_msg(het_testcase_compare(b, a, 0, 0, msg, sizeof msg),
+                  "%s batch %lld: NHWC vs NCHW: %s", dir, (long long)batch,
+                  msg);
+    ck_assert_msg(het_testcase_compare(f, a, 0, 0.0601, msg, sizeof msg),
+                  "%s batch %lld: vs float QDQ: %s", dir, (long long)batch,
+                  msg);
+    het_tensor_destroy(a);
+    het_tensor_destroy(b);
+    het_tensor_destroy(f);
+  }
+  het_session_destroy(nhwc);
+  het_session_destroy(nchw);
+  het_session_destroy(flt);
+}
+
+START_TEST(test_qdq_chain_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  check_chain_sessions(env, QDQ_CHAIN);
+  check_chain_sessions(env, QDQ_CHAIN_S8);
+  het_env_destroy(env);
+}
+END_TEST
+
 static Suite *layout_suite(void) {
   Suite *s = suite_create("cpu_layout");
   TCase *core = tcase_create("core");
@@ -568,6 +687,8 @@ static Suite *layout_suite(void) {
 #endif
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);
+  tcase_add_test(core, test_plan_qdq_chain);
+  tcase_add_test(core, test_qdq_chain_sessions);
   suite_add_tcase(s, core);
   return s;
 }

@@ -1,7 +1,7 @@
 /* elementwise_quant.c — QuantizeLinear, DequantizeLinear (per tensor, or
  * per axis from opset 13), DynamicQuantizeLinear and hetrt.QLinearAdd
- * (the optimizer's DQ + DQ -> Add -> Q, operands of one shape).  Quantization divides
- * in float32, rounds half to even and saturates to the zero point's type
+ * (the optimizer's DQ + DQ -> Add -> Q, operands of one shape).
+ * Quantization divides in float32, rounds half to even and saturates to the zero point's type
  * (uint8 when absent).  float32 <-> (u)int8 runs on the vector loops of
  * quant_vec.c, one call per channel block; other types element by element.
  */
@@ -87,7 +87,8 @@ het_status het_kernel_ew_run_QuantizeLinear(het_kernel_ctx *ctx) {
                                (uint8_t *)y->data + i, l.inner);
     return HET_OK;
   }
-  double lo = het_ew_qrange(y->dtype, false), hi = het_ew_qrange(y->dtype, true);
+  double lo = het_ew_qrange(y->dtype, false);
+  double hi = het_ew_qrange(y->dtype, true);
   int64_t i = 0;
   for (int64_t o = 0; o < l.outer; o++)
     for (int64_t c = 0; c < l.channels; c++) {

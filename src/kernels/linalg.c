@@ -174,6 +174,7 @@ const het_kernel het_kernels_linalg[] = {
     {.op_type = "QLinearConv",
      .domain = "",
      .prepare = HET_QLINEAR_DNNL_CONV_PREPARE,
+     .prepare_with = HET_QLINEAR_DNNL_CONV_PREPARE_WITH,
      .run = het_lk_qlinear_conv_run,
      .destroy_state = HET_QLINEAR_DNNL_CONV_DESTROY,
      .scratch = HET_QLINEAR_DNNL_CONV_SCRATCH},

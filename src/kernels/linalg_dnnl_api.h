@@ -1,5 +1,5 @@
 /* linalg_dnnl_api.h — the oneDNN fast path of the float32 Conv and MatMul
- * kernels (implemented in src/providers/cpu/dnnl/, compiled only when
+ * kernels (implemented in src/kernels/dnnl/, compiled only when
  * HETRT_HAVE_DNNL is defined).  Without oneDNN the macros give NULL slots
  * and the kernels use OpenBLAS and their own loops.
  */

@@ -177,6 +177,9 @@ het_status het_lk_qlinear_conv_run(het_kernel_ctx *ctx) {
       return HET_OK;
   }
 #endif
+  if ((ctx->nhwc_in | ctx->nhwc_out) & 1)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL,
+                       "the reference QLinearConv reads NCHW only");
   het_tensor *const *in = ctx->inputs;
   het_tensor *y = ctx->outputs[0];
   const het_tensor *bias = ctx->n_inputs > 8 ? in[8] : NULL;

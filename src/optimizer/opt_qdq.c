@@ -4,13 +4,14 @@
  * QuantizeLinear, become one QLinearConv (QLinearMatMul) from the
  * quantized x to the quantized y: integer accumulation, one
  * requantisation, no float round trip.  DQ(a) + DQ(b) -> Add [-> act] ->
- * Q of one static shape becomes hetrt.QLinearAdd (one pass over bytes).  The activation is dropped only when the output's
- * range already implies it (a Relu before a Q whose zero point is the
- * type's minimum clamps nothing the saturation would not).  A Conv bias
- * is the int32 DequantizeLinear of scale x_scale * w_scale (what
- * quantizers write), or a float32 constant quantized here into that
- * scale; a bias DequantizeLinear of another scale keeps the island float.  Runs before constant
- * folding, which would otherwise turn the weights' DequantizeLinear into
+ * Q with a and b of one shape becomes hetrt.QLinearAdd (one pass over
+ * bytes).  The activation is dropped only when the output's range
+ * already implies it (a Relu before a Q whose zero point is the type's
+ * minimum clamps nothing the saturation would not).  A Conv bias is the
+ * int32 DequantizeLinear of scale x_scale * w_scale (what quantizers
+ * write), or a float32 constant quantized here into that scale; a bias
+ * DequantizeLinear of another scale keeps the island float.  Runs before
+ * constant folding, which would otherwise turn the weights' DequantizeLinear into
  * float weights.  Results may differ from the float island by one step
  * where the float and the integer sums round to different sides.
  */
@@ -121,8 +122,9 @@ static int qdq_bias(const het_opt *o, int b, float xs, const het_tensor *ws,
   for (int64_t c = 0; c < channels; c++) {
     double want = (double)xs * ((const float *)ws->data)[nw == 1 ? 0 : c];
     double got = ((const float *)s->data)[ns == 1 ? 0 : c];
+    int64_t zi = !z || ns == 1 || het_tensor_count(z) == 1 ? 0 : c;
     if (fabs(got - want) > 1e-6 * fabs(want) ||
-        (z && het_tensor_get_i64(z, ns == 1 || het_tensor_count(z) == 1 ? 0 : c)))
+        (z && het_tensor_get_i64(z, zi)))
       return -1;
   }
   return het_node_input(n, 0);
@@ -191,7 +193,7 @@ static het_status qdq_zero_point(het_opt *o, het_dtype type, int *id) {
 
 /* DQ(a) + DQ(b) -> Add [-> act] -> Q(y) (node qn) into hetrt.QLinearAdd
  * when a, b and y are per-tensor 8-bit of one type and a and b have one
- * static shape. */
+ * shape (symbolic dims alike: no broadcasting at run time). */
 static het_status qdq_add(het_opt *o, int qn, int add, int act) {
   het_graph *g = o->g;
   const het_node *q = &g->nodes[qn], *n = &g->nodes[add];
@@ -213,7 +215,7 @@ static het_status qdq_add(het_opt *o, int qn, int add, int act) {
     in[3 * k + 2] = het_node_input(dq, 2);
   }
   const het_shape *sa = &g->values[in[0]].shape, *sb = &g->values[in[3]].shape;
-  if (!het_shape_is_concrete(sa) || !het_shape_same(sa, sb))
+  if (!het_shape_same(sa, sb))
     return HET_OK;
   in[6] = het_node_input(q, 1);
   in[7] = het_node_input(q, 2);

@@ -6,8 +6,10 @@
  * oneDNN output scale fixed at primitive creation, x's zero point a oneDNN
  * source zero point, the int32 bias oneDNN's s32 bias (it is in the
  * accumulator's scale, and oneDNN 2.x adds it before the output scale).
- * Primitives run channels-last (brgconv); X is transposed from NCHW per
- * call and Y back (transpose_u8: 3x oneDNN's u8 reorder).  oneDNN 2.6's
+ * Primitives run channels-last (brgconv).  Inside a CPU subgraph whose
+ * layout pass stores X and/or Y NHWC (providers/cpu/layout.c) they are
+ * read and written in place; otherwise X is transposed from NCHW per call
+ * and Y back (transpose_u8: 3x oneDNN's u8 reorder).  oneDNN 2.6's
  * brgconv takes a source zero point only without padding (else it picks
  * jit_int8: 1.5x slower on 256x14x14), so a padded node with a nonzero x
  * zero point is padded here while X is transposed (the borders hold the
@@ -17,9 +19,11 @@
  * Each node keeps a cache of primitives keyed by X's shape under the
  * state's mutex; entries are read-only once published, staging is the
  * run's scratch or per thread and streams are per thread, so several
- * threads may run one node at once.  Shapes beyond the cache, 3-D Convs
- * and primitives oneDNN only has a reference implementation for fall back
- * to the reference kernel (linalg_qlinear.c).
+ * threads may run one node at once.  A shape beyond the cache gets a
+ * primitive for that call.  3-D Convs and primitives oneDNN only has a
+ * reference implementation for fall back to the reference kernel
+ * (linalg_qlinear.c) in NCHW; in NHWC the layout pass is refused at
+ * prepare (HET_ERR_UNSUPPORTED) and a shape refused later is an error.
  *
  * Exactness against that reference, which computes
  *   y = sat(rint(float(acc + bias) * m) + y_zp),  m = x_s * w_s[c] / y_s
@@ -82,6 +86,7 @@ typedef struct qconv_state {
   het_dtype xt, yt; /* UINT8 or INT8 */
   int32_t xzp, yzp;
   int64_t m; /* output channels */
+  bool nhwc_x, nhwc_y; /* X / Y stored NHWC (the layout pass's bits) */
   int n_scales;
   float *scales; /* x_scale * w_scale[c] / y_scale */
   int32_t *bias;
@@ -383,29 +388,62 @@ void het_dnnl_qconv_destroy(void *state) {
   free(s);
 }
 
-het_status het_dnnl_qconv_prepare(const het_graph *graph, const het_node *node,
-                                  void **state) {
+het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
+                                       const het_node *node,
+                                       const het_kernel_prep *prep,
+                                       void **state) {
   *state = NULL;
-  if (!het_dnnl_q8_usable())
-    return HET_OK;
-  qconv_state *s = calloc(1, sizeof *s);
-  if (!s)
+  bool nhwc = prep && ((prep->nhwc_in | prep->nhwc_out) & 1);
+  qconv_state *s = NULL;
+  if (het_dnnl_q8_usable() && !(s = calloc(1, sizeof *s)))
     return het_error(HET_ERR_OUT_OF_MEMORY,
                      "node '%s': oneDNN state: out of memory", node->name);
-  if (!qconv_read(graph, node, s)) {
-    free(s);
-    return HET_OK; /* the reference runs it */
+  if (!s || !qconv_read(graph, node, s)) {
+    free(s); /* the reference runs it, in NCHW only */
+    return nhwc ? het_error(HET_ERR_UNSUPPORTED,
+                            "node '%s': no oneDNN int8 path for NHWC",
+                            node->name)
+                : HET_OK;
   }
   pthread_mutex_init(&s->mu, NULL);
+  s->nhwc_x = nhwc && (prep->nhwc_in & 1);
+  s->nhwc_y = nhwc && (prep->nhwc_out & 1);
   *state = s;
+  /* a primitive for the declared shape now; in NHWC also for a symbolic
+   * batch (as 1), to learn whether oneDNN takes the node at all */
   const het_shape *xs = &graph->values[het_node_input(node, IN_X)].shape;
-  if (xs->rank > 0 && xs->rank <= HET_MAX_RANK && het_shape_is_concrete(xs)) {
+  const qconv_entry *e = NULL;
+  if (xs->rank > 1 && xs->rank <= HET_MAX_RANK &&
+      het_shape_item_count(xs) >= 0 &&
+      (het_shape_is_concrete(xs) || nhwc)) {
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < xs->rank; i++)
-      dims[i] = xs->dims[i].value;
-    entry_get(s, node, dims, xs->rank, het_dnnl_q8_init(graph, node, IN_W));
+      dims[i] = xs->dims[i].value < 0 ? 1 : xs->dims[i].value;
+    e = entry_get(s, node, dims, xs->rank, het_dnnl_q8_init(graph, node, IN_W));
+  }
+  if (nhwc && (!e || !e->ok)) {
+    het_dnnl_qconv_destroy(s);
+    *state = NULL;
+    return het_error(HET_ERR_UNSUPPORTED,
+                     "node '%s': oneDNN refused the NHWC int8 primitive",
+                     node->name);
   }
   return HET_OK;
+}
+
+het_status het_dnnl_qconv_prepare(const het_graph *graph, const het_node *node,
+                                  void **state) {
+  return het_dnnl_qconv_prepare_with(graph, node, NULL, state);
+}
+
+bool het_dnnl_qconv_takes(const het_graph *graph, const het_node *node) {
+  qconv_state s;
+  memset(&s, 0, sizeof s);
+  if (!het_dnnl_q8_usable() || !qconv_read(graph, node, &s))
+    return false;
+  free(s.scales);
+  free(s.bias);
+  return true;
 }
 
 const char *het_dnnl_qconv_impl(const void *state) {
@@ -537,6 +575,23 @@ static void stage_src(const qconv_state *s, const qconv_entry *e,
   }
 }
 
+/* NHWC x into the padded xs: the borders, then each row of the last
+ * spatial dim (contiguous in both) where pix_off puts its first pixel. */
+static void stage_src_nhwc(const qconv_state *s, const qconv_entry *e,
+                           const uint8_t *x, uint8_t *xs) {
+  size_t blk[QCONV_MAX_SP + 1];
+  size_t img = src_blocks(e, blk);
+  int64_t pixels = het_conv_geom_count(e->in, e->nsp);
+  int64_t row = e->in[e->nsp - 1];
+  size_t row_bytes = (size_t)(row * e->c);
+  uint8_t zp = (uint8_t)(s->xt == HET_DTYPE_UINT8 ? s->xzp : (int8_t)s->xzp);
+  for (int64_t b = 0; b < e->n; b++, xs += img) {
+    fill_border(e, 0, blk + 1, xs, zp);
+    for (int64_t p = 0; p < pixels; p += row, x += row_bytes)
+      memcpy(xs + e->pix_off[p], x, row_bytes);
+  }
+}
+
 /* Channels-last ys (the primitive's dst) into NCHW y. */
 static void unstage_dst(const qconv_entry *e, const uint8_t *ys, uint8_t *y) {
   size_t img = (size_t)(e->m * e->out_pixels);
@@ -568,26 +623,21 @@ size_t het_dnnl_qconv_scratch(const het_kernel_ctx *ctx) {
   memset(&e, 0, sizeof e);
   if (!qconv_dims_init(s, ctx->node, x->dims, x->rank, w, &c, &e))
     return 0;
-  size_t src = (size_t)het_dims_count(c.src, x->rank);
-  size_t dst = (size_t)het_tensor_count(y);
+  size_t src =
+      s->nhwc_x && !e.prepad ? 0 : (size_t)het_dims_count(c.src, x->rank);
+  size_t dst = s->nhwc_y ? 0 : (size_t)het_tensor_count(y);
   return ((src + 63) & ~(size_t)63) + ((dst + 63) & ~(size_t)63);
 }
 
-het_status het_dnnl_qconv_run(het_kernel_ctx *ctx, bool *done) {
-  qconv_state *s = ctx->state;
-  const het_tensor *x = ctx->inputs[IN_X], *w = ctx->inputs[IN_W];
+/* Runs entry e on ctx's X and Y, staging what the layouts need. */
+static het_status entry_run(het_kernel_ctx *ctx, const qconv_state *s,
+                            const qconv_entry *e) {
+  const het_tensor *x = ctx->inputs[IN_X];
   het_tensor *y = ctx->outputs[0];
-  *done = false;
-  if (!s || !x || !w || !y || x->dtype != s->xt || y->dtype != s->yt ||
-      w->dtype != HET_DTYPE_INT8 || het_tensor_count(y) == 0)
-    return HET_OK;
-  const qconv_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w);
-  if (!e || !e->ok || dnnl_memory_desc_get_size(&e->p.dst_md) != y->nbytes)
-    return HET_OK; /* cache full or refused: the reference */
   /* NCHW and channels-last agree for one channel (or one pixel) */
-  bool src_direct =
-      !e->prepad && (e->c == 1 || het_conv_geom_count(e->in, e->nsp) == 1);
-  bool dst_direct = e->m == 1 || e->out_pixels == 1;
+  bool src_direct = !e->prepad && (s->nhwc_x || e->c == 1 ||
+                                   het_conv_geom_count(e->in, e->nsp) == 1);
+  bool dst_direct = s->nhwc_y || e->m == 1 || e->out_pixels == 1;
   uint8_t *xs =
       src_direct ? x->data
                  : stage_get(ctx, 0, dnnl_memory_desc_get_size(&e->p.src_md));
@@ -597,12 +647,48 @@ het_status het_dnnl_qconv_run(het_kernel_ctx *ctx, bool *done) {
   if (!xs || !ys)
     return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY,
                        "cannot allocate oneDNN staging");
-  if (!src_direct)
+  if (!src_direct && s->nhwc_x)
+    stage_src_nhwc(s, e, x->data, xs);
+  else if (!src_direct)
     stage_src(s, e, x->data, xs);
   if (!het_dnnl_prim_execute(&e->p, xs, e->p.b_md.ndims ? s->bias : NULL, ys))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
   if (!dst_direct)
     unstage_dst(e, ys, y->data);
-  *done = true;
   return HET_OK;
+}
+
+het_status het_dnnl_qconv_run(het_kernel_ctx *ctx, bool *done) {
+  qconv_state *s = ctx->state;
+  const het_tensor *x = ctx->inputs[IN_X], *w = ctx->inputs[IN_W];
+  het_tensor *y = ctx->outputs[0];
+  bool nhwc = s && (s->nhwc_x || s->nhwc_y);
+  *done = false;
+  if (s && (s->nhwc_x != (bool)(ctx->nhwc_in & 1) ||
+            s->nhwc_y != (bool)(ctx->nhwc_out & 1)))
+    return het_lk_fail(ctx, HET_ERR_INTERNAL,
+                       "layout bits differ from those prepared for");
+  if (!s || !x || !w || !y || x->dtype != s->xt || y->dtype != s->yt ||
+      w->dtype != HET_DTYPE_INT8 || het_tensor_count(y) == 0)
+    return nhwc ? het_lk_fail(ctx, HET_ERR_INTERNAL,
+                              "NHWC QLinearConv without a oneDNN primitive")
+                : HET_OK;
+  const qconv_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w);
+  qconv_entry once; /* cache full: a primitive for this call */
+  if (!e) {
+    memset(&once, 0, sizeof once);
+    once.ok = entry_create(s, ctx->node, x->dims, x->rank, w, &once);
+    e = &once;
+  }
+  het_status st = HET_OK;
+  if (e->ok && dnnl_memory_desc_get_size(&e->p.dst_md) == y->nbytes) {
+    st = entry_run(ctx, s, e);
+    *done = st == HET_OK;
+  } else if (nhwc) { /* the reference knows NCHW only */
+    st = het_lk_fail(ctx, HET_ERR_INTERNAL,
+                     "NHWC QLinearConv without a oneDNN primitive");
+  }
+  if (e == &once)
+    entry_clear(&once);
+  return st;
 }

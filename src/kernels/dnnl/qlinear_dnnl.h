@@ -19,6 +19,17 @@
  * with het_dnnl_qconv_destroy). */
 het_status het_dnnl_qconv_prepare(const het_graph *graph, const het_node *node,
                                   void **state);
+/* The same for the CPU provider's layout: prep's bit 0 of nhwc_in /
+ * nhwc_out stores X / Y NHWC; HET_ERR_UNSUPPORTED when they are set and
+ * oneDNN does not take the node. */
+het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
+                                       const het_node *node,
+                                       const het_kernel_prep *prep,
+                                       void **state);
+/* True when prepare would give the node a oneDNN state (VNNI CPU,
+ * constant parameters, int8 weights with zero zero points); for the
+ * layout pass. */
+bool het_dnnl_qconv_takes(const het_graph *graph, const het_node *node);
 void het_dnnl_qconv_destroy(void *state);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must run the reference.  Thread safe:
@@ -39,12 +50,14 @@ void het_dnnl_qmatmul_destroy(void *state);
 het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done);
 const char *het_dnnl_qmatmul_impl(const void *state);
 #define HET_QLINEAR_DNNL_CONV_PREPARE het_dnnl_qconv_prepare
+#define HET_QLINEAR_DNNL_CONV_PREPARE_WITH het_dnnl_qconv_prepare_with
 #define HET_QLINEAR_DNNL_CONV_DESTROY het_dnnl_qconv_destroy
 #define HET_QLINEAR_DNNL_CONV_SCRATCH het_dnnl_qconv_scratch
 #define HET_QLINEAR_DNNL_MATMUL_PREPARE het_dnnl_qmatmul_prepare
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY het_dnnl_qmatmul_destroy
 #else
 #define HET_QLINEAR_DNNL_CONV_PREPARE NULL
+#define HET_QLINEAR_DNNL_CONV_PREPARE_WITH NULL
 #define HET_QLINEAR_DNNL_CONV_DESTROY NULL
 #define HET_QLINEAR_DNNL_CONV_SCRATCH NULL
 #define HET_QLINEAR_DNNL_MATMUL_PREPARE NULL

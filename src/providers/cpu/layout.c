@@ -1,10 +1,13 @@
 /* layout.c — the CPU provider's layout pass: which rank-4 float32 values
- * of a compiled subgraph are stored NHWC (channels-last) instead of NCHW.
- * oneDNN's channels-last convolutions run ~1.5x faster than im2col on
- * NCHW, and keeping whole chains channels-last saves a reorder on each
- * side of every Conv.  Values joined by an op that needs one layout on all
- * its rank-4 operands (elementwise without broadcast, pooling, Concat on
- * channels, depthwise Conv, FusedConv's residual and output) form a group;
+ * (and uint8/int8 ones around QLinearConv) of a compiled subgraph are
+ * stored NHWC (channels-last) instead of NCHW.  oneDNN's channels-last
+ * convolutions run ~1.5x faster than im2col on NCHW, its int8 ones run
+ * channels-last only, and keeping whole chains channels-last saves a
+ * reorder on each side of every Conv.  Values joined by an op that needs
+ * one layout on all its rank-4 operands (elementwise without broadcast,
+ * per-tensor QuantizeLinear/DequantizeLinear, hetrt.QLinearAdd, pooling,
+ * Concat on channels, depthwise Conv, FusedConv's residual and output)
+ * form a group;
  * a group goes NHWC when every value in it is produced and read only by
  * nodes of this subgraph that can take NHWC, is no graph output, has
  * known C, H and W (the batch may be symbolic), and the group touches a
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "kernels/linalg_conv_dw.h"
+#include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_dnnl_api.h"
 
 typedef enum {
@@ -32,6 +36,14 @@ static int node_output(const het_node *n, int i) {
 
 static bool is_rank4_f32(const het_graph *g, int v) {
   return v >= 0 && g->values[v].dtype == HET_DTYPE_FLOAT32 &&
+         g->values[v].shape.rank == 4;
+}
+
+/* Rank 4, float32 or a quantized activation (uint8, int8). */
+static bool is_rank4_act(const het_graph *g, int v) {
+  het_dtype t = v >= 0 ? g->values[v].dtype : HET_DTYPE_UNDEFINED;
+  return (t == HET_DTYPE_FLOAT32 || t == HET_DTYPE_UINT8 ||
+          t == HET_DTYPE_INT8) &&
          g->values[v].shape.rank == 4;
 }
 
@@ -79,9 +91,26 @@ static bool is_depthwise(const het_graph *g, const het_node *n) {
          t->dims[0] == het_node_attr_int(n, "group", 1);
 }
 
+/* Ops of any activation type whose operands share one layout as long as
+ * nothing broadcasts (a per-axis scale does). */
+static const char *const quant_ops[] = {"QuantizeLinear", "DequantizeLinear",
+                                        NULL};
+
 static layout_rule node_rule(const het_graph *g, const het_node *n,
                              uint8_t limit) {
-  bool onnx = !*n->domain;
+  bool onnx = !*n->domain, hetrt = strcmp(n->domain, "hetrt") == 0;
+  bool q4 = is_rank4_act(g, het_node_input(n, 0));
+  if (limit == HET_CPU_LAYOUT_NCHW || !q4)
+    ; /* below: plain */
+#ifdef HETRT_HAVE_DNNL
+  else if (onnx && strcmp(n->op_type, "QLinearConv") == 0)
+    return limit == HET_CPU_LAYOUT_ANY && het_dnnl_qconv_takes(g, n)
+               ? RULE_FREE
+               : RULE_PLAIN;
+#endif
+  else if ((onnx && in_list(n->op_type, quant_ops)) ||
+           (hetrt && strcmp(n->op_type, "QLinearAdd") == 0))
+    return no_broadcast(g, n) ? RULE_SAME : RULE_PLAIN;
   bool x4 = is_rank4_f32(g, het_node_input(n, 0));
   if ((onnx && strcmp(n->op_type, "Conv") == 0) ||
       (strcmp(n->domain, "hetrt") == 0 &&
@@ -146,11 +175,11 @@ static bool chw_known(const het_shape *s) {
   return s->rank == 4 && het_shape_item_count(s) >= 0;
 }
 
-/* A value that may be NHWC: rank-4 float32, C, H, W known, H*W > 1,
- * produced in the subgraph, not a graph output. */
+/* A value that may be NHWC: rank-4 float32, uint8 or int8, C, H, W
+ * known, H*W > 1, produced in the subgraph, not a graph output. */
 static bool value_candidate(const layout_pass *p, int v) {
   const het_value *val = &p->g->values[v];
-  if (!is_rank4_f32(p->g, v) || !chw_known(&val->shape) || val->producer < 0 ||
+  if (!is_rank4_act(p->g, v) || !chw_known(&val->shape) || val->producer < 0 ||
       !p->in_sub[val->producer] ||
       (val->flags & (HET_VALUE_GRAPH_OUTPUT | HET_VALUE_GRAPH_INPUT)) ||
       val->initializer)
@@ -168,7 +197,10 @@ static void apply_rule(layout_pass *p, const het_node *n, layout_rule r) {
   const het_graph *g = p->g;
   int y = node_output(n, 0);
   if (r == RULE_FREE) {
-    int x = het_node_input(n, 0), z = het_node_input(n, 3);
+    /* a FusedConv's residual (input 3) has Y's layout; QLinearConv's
+     * input 3 is W */
+    bool residual = strcmp(n->op_type, "QLinearConv") != 0;
+    int x = het_node_input(n, 0), z = residual ? het_node_input(n, 3) : -1;
     p->conv[x] = p->conv[y] = true;
     if (z >= 0 && !neutral(g, z))
       uf_union(p->parent, z, y);
@@ -188,7 +220,7 @@ static void apply_rule(layout_pass *p, const het_node *n, layout_rule r) {
     int v = i < n->n_inputs ? n->inputs[i] : n->outputs[i - n->n_inputs];
     if (v < 0 || neutral(g, v))
       continue;
-    if (r == RULE_PLAIN || !is_rank4_f32(g, v))
+    if (r == RULE_PLAIN || !is_rank4_act(g, v))
       p->ok[v] = false; /* scalars of SAME ops are not rank 4: harmless */
     else if (anchor < 0)
       anchor = v;

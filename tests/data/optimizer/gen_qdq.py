@@ -172,3 +172,80 @@ xd = (q(x, sx, zx) - f32(zx)) * sx
 zd = (q(z, sz, zz) - f32(zz)) * sz
 y = q(np.maximum(xd + zd, f32(0)), sy, 0) * sy
 save_case("qdq_add", model, [("x", x), ("z", z)], [("y", y.astype(f32))])
+
+
+def qdq_chain(name, act, seed):
+    """A residual int8 block with a symbolic batch for the CPU layout pass:
+    Q -> [Conv 3x3] -> Q -> [Conv 3x3] -> Q, Q -> [Conv 1x1] -> Q,
+    DQ + DQ -> Add -> Relu -> Q -> DQ -> MaxPool -> Q -> [Conv 1x1] -> Q -> DQ,
+    each [..] between a DQ and a Q; activations of type act (uint8 or int8)
+    with nonzero zero points, so padded QLinearConvs pad with them.  The
+    expected output is the float QDQ graph's (numpy, float32 steps)."""
+    rng = np.random.default_rng(seed)
+    lo, hi, npt = (0, 255, np.uint8) if act == "uint8" else (-128, 127, np.int8)
+    mid = (lo + hi + 1) // 2
+    nodes, inits = [], []
+    qp, done_dq = {}, set()
+
+    def qparams(tag, zp):
+        s = np.float32(rng.uniform(0.02, 0.06))
+        inits.extend([t(tag + "_s", s), t(tag + "_z", npt(zp))])
+        qp[tag] = (s, zp)
+        return [tag + "_s", tag + "_z"]
+
+    def q(src, tag, zp):
+        nodes.append(helper.make_node("QuantizeLinear", [src] + qparams(tag, zp), [tag + "_q"]))
+        return tag + "_q"
+
+    def dq(tag):
+        if tag in done_dq:
+            return tag + "_d"
+        done_dq.add(tag)
+        nodes.append(helper.make_node("DequantizeLinear", [tag + "_q", tag + "_s", tag + "_z"],
+                                      [tag + "_d"]))
+        return tag + "_d"
+
+    def conv(src_tag, tag, cin, cout, k, relu, zp):
+        w = rng.integers(-127, 128, (cout, cin, k, k)).astype(np.int8)
+        ws = (rng.uniform(0.5, 1.5, cout) * 0.01).astype(np.float32)
+        xs = qp[src_tag][0]
+        b = rng.integers(-300, 300, cout).astype(np.int32)
+        inits.extend([t(tag + "_w", w), t(tag + "_ws", ws), t(tag + "_wz", np.zeros(cout, np.int8)),
+                      t(tag + "_b", b), t(tag + "_bs", (xs * ws).astype(np.float32)),
+                      t(tag + "_bz", np.zeros(cout, np.int32))])
+        nodes.extend([
+            helper.make_node("DequantizeLinear", [tag + "_w", tag + "_ws", tag + "_wz"],
+                             [tag + "_wd"], axis=0),
+            helper.make_node("DequantizeLinear", [tag + "_b", tag + "_bs", tag + "_bz"],
+                             [tag + "_bd"], axis=0),
+            helper.make_node("Conv", [dq(src_tag), tag + "_wd", tag + "_bd"], [tag + "_c"],
+                             name=tag, pads=[k // 2] * 4)])
+        out = tag + "_c"
+        if relu:
+            nodes.append(helper.make_node("Relu", [out], [tag + "_r"]))
+            out = tag + "_r"
+        return q(out, tag, lo if relu else zp)
+
+    q("x", "in", mid - 10)
+    conv("in", "c1", 8, 16, 3, False, mid + 7)  # c2 pads c1's NHWC output with it
+    conv("c1", "c2", 16, 16, 3, False, mid + 5)
+    conv("in", "c3", 8, 16, 1, False, mid - 3)
+    nodes.append(helper.make_node("Add", [dq("c2"), dq("c3")], ["sum"]))
+    nodes.append(helper.make_node("Relu", ["sum"], ["sum_r"]))
+    q("sum_r", "add", lo)
+    nodes.append(helper.make_node("MaxPool", [dq("add")], ["pool"], kernel_shape=[2, 2],
+                                  strides=[2, 2]))
+    q("pool", "pool", lo)
+    conv("pool", "c4", 16, 4, 1, False, mid)
+    nodes.append(helper.make_node("DequantizeLinear", ["c4_q", "c4_s", "c4_z"], ["y"]))
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("x", F, ["N", 8, 10, 10])],
+        [helper.make_tensor_value_info("y", F, ["N", 4, 5, 5])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    x = rng.uniform(-3, 3, (2, 8, 10, 10)).astype(np.float32)
+    save_case(name, model, [("x", x)], [])  # outputs: the float session's
+
+
+qdq_chain("qdq_chain", "uint8", 11)
+qdq_chain("qdq_chain_s8", "int8", 12)
