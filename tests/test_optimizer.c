@@ -98,6 +98,11 @@ static const opt_case k_cases[] = {
      {{"QLinearConv", 0}, {"DequantizeLinear", 2}}},
     {"qdq_matmul", HET_OPT_EXTENDED, 3,
      {{"QLinearMatMul", 1}, {"MatMul", 0}, {"QuantizeLinear", 1}}},
+    /* Gemm islands (transB 1 and 0, int32 and float bias): Reshape ->
+     * QLinearConv 1x1 -> Reshape each */
+    {"qdq_gemm", HET_OPT_EXTENDED, 9,
+     {{"QLinearConv", 2}, {"Gemm", 0}, {"Reshape", 4}, {"QuantizeLinear", 1},
+      {"DequantizeLinear", 2}}},
     /* DQ + DQ -> Add -> Relu -> Q: one hetrt.QLinearAdd */
     {"qdq_add", HET_OPT_EXTENDED, 4,
      {{"QLinearAdd", 1}, {"Add", 0}, {"Relu", 0}, {"QuantizeLinear", 2},

@@ -5,7 +5,8 @@
  * quantized x to the quantized y: integer accumulation, one
  * requantisation, no float round trip.  DQ(a) + DQ(b) -> Add [-> act] ->
  * Q with a and b of one shape becomes hetrt.QLinearAdd (one pass over
- * bytes).  The activation is dropped only when the output's range
+ * bytes), and a Gemm island a 1x1 QLinearConv between two Reshapes (it
+ * has a bias, which QLinearMatMul has not).  The activation is dropped only when the output's range
  * already implies it (a Relu before a Q whose zero point is the type's
  * minimum clamps nothing the saturation would not).  A Conv bias is the
  * int32 DequantizeLinear of scale x_scale * w_scale (what quantizers
@@ -17,6 +18,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/infer.h"
@@ -228,6 +230,124 @@ static het_status qdq_add(het_opt *o, int qn, int add, int act) {
   return HET_OK;
 }
 
+/* An int64 constant of n values. */
+static het_status qdq_shape_const(het_opt *o, const int64_t *v, int64_t n,
+                                  int *id) {
+  het_tensor *t;
+  HET_TRY(het_tensor_create_empty(HET_DTYPE_INT64, &n, 1, &t));
+  memcpy(t->data, v, sizeof(int64_t) * (size_t)n);
+  het_status st = het_graph_add_constant(o->g, "qdq_shape", t, id);
+  if (st != HET_OK)
+    het_tensor_destroy(t);
+  return st;
+}
+
+/* Gemm's int8 weight (K x N, or N x K with transB) as an N x K x 1 x 1
+ * QLinearConv weight: a new constant replacing in[3]. */
+static het_status qdq_gemm_weight(het_opt *o, bool trans_b, int *in) {
+  const het_tensor *w = qdq_const(o->g, in[3]);
+  int64_t n = trans_b ? w->dims[0] : w->dims[1];
+  int64_t k = trans_b ? w->dims[1] : w->dims[0];
+  int64_t dims[4] = {n, k, 1, 1};
+  het_tensor *t;
+  HET_TRY(het_tensor_create_empty(w->dtype, dims, 4, &t));
+  const uint8_t *src = w->data;
+  uint8_t *dst = t->data;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t j = 0; j < k; j++)
+      dst[i * k + j] = trans_b ? src[i * k + j] : src[j * n + i];
+  het_status st = het_graph_add_constant(o->g, "qdq_gemm_weight", t, &in[3]);
+  if (st != HET_OK)
+    het_tensor_destroy(t);
+  return st;
+}
+
+/* A new node op(in) -> out named name (in the arena), opset of the
+ * default domain. */
+static het_status qdq_add_node(het_opt *o, const char *name, const char *op,
+                               const int *in, int n_in, int out) {
+  het_graph *g = o->g;
+  int *io = het_arena_calloc(&g->arena, (size_t)n_in + 1, sizeof *io);
+  const char *nm = het_arena_strdup(&g->arena, name);
+  if (!io || !nm)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+  memcpy(io, in, sizeof(int) * (size_t)n_in);
+  io[n_in] = out;
+  het_node n = {.name = nm,
+                .op_type = op,
+                .domain = "",
+                .opset = (int)het_graph_opset(g, ""),
+                .n_inputs = n_in,
+                .inputs = io,
+                .n_outputs = 1,
+                .outputs = io + n_in};
+  return het_opt_add_node(o, &n);
+}
+
+/* DQ(x) -> Gemm(DQ(int8 W), bias) [-> act] -> Q (node qn, Gemm c, in[0..2]
+ * x's quantized value, scale and zero point) into
+ * Reshape(x, [0, K, 1, 1]) -> QLinearConv 1x1 (named after the Gemm) ->
+ * Reshape(.., [0, N]), the Q node becoming the last Reshape: Gemm with
+ * alpha = beta = 1, no transA, a 2-D x and a bias of N values. */
+static het_status qdq_gemm(het_opt *o, int qn, int c, int act, int *in,
+                           float xs) {
+  het_graph *g = o->g;
+  const het_node *op = &g->nodes[c];
+  bool trans_b = het_node_attr_int(op, "transB", 0) != 0;
+  int wv = het_node_input(op, 1), bv = het_node_input(op, 2);
+  const het_tensor *ws = NULL;
+  if (het_node_attr_float(op, "alpha", 1.0f) != 1.0f ||
+      (bv >= 0 && het_node_attr_float(op, "beta", 1.0f) != 1.0f) ||
+      het_node_attr_int(op, "transA", 0) != 0 ||
+      g->values[het_node_input(op, 0)].shape.rank != 2 ||
+      g->values[wv].shape.rank != 2 ||
+      !qdq_weight(o, wv, trans_b ? 0 : 1, in, &ws))
+    return HET_OK;
+  in[6] = het_node_input(&g->nodes[qn], 1);
+  in[7] = het_node_input(&g->nodes[qn], 2);
+  const het_tensor *w = qdq_const(g, in[3]);
+  int64_t n = trans_b ? w->dims[0] : w->dims[1];
+  int64_t k = trans_b ? w->dims[1] : w->dims[0];
+  int n_in = 8;
+  if (bv >= 0) {
+    if ((in[8] = qdq_bias(o, bv, xs, ws, n)) < 0) {
+      const het_tensor *bf = qdq_const(g, bv);
+      if (!bf || bf->dtype != HET_DTYPE_FLOAT32 || het_tensor_count(bf) != n)
+        return HET_OK;
+      HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
+    }
+    n_in = 9;
+  }
+  if (in[2] < 0)
+    HET_TRY(qdq_zero_point(o, g->values[in[0]].dtype, &in[2]));
+  HET_TRY(qdq_gemm_weight(o, trans_b, in));
+  const char *name = g->nodes[c].name;
+  char buf[256];
+  int64_t s4[4] = {0, k, 1, 1}, s2[2] = {0, n};
+  int shape4, shape2, x4, y4;
+  HET_TRY(qdq_shape_const(o, s4, 4, &shape4));
+  HET_TRY(qdq_shape_const(o, s2, 2, &shape2));
+  snprintf(buf, sizeof buf, "%.200s_x4", name);
+  HET_TRY(het_graph_fresh_value(g, buf, &x4));
+  snprintf(buf, sizeof buf, "%.200s_y4", name);
+  HET_TRY(het_graph_fresh_value(g, buf, &y4));
+  int r4[2] = {in[0], shape4};
+  snprintf(buf, sizeof buf, "%.200s_to_4d", g->nodes[c].name);
+  HET_TRY(qdq_add_node(o, buf, "Reshape", r4, 2, x4));
+  in[0] = x4;
+  name = g->nodes[c].name; /* g->nodes may have moved */
+  HET_TRY(qdq_add_node(o, name, "QLinearConv", in, n_in, y4));
+  het_opt_kill_node(o, c);
+  if (act >= 0)
+    het_opt_kill_node(o, act);
+  int r2[2] = {y4, shape2};
+  HET_TRY(het_opt_rewrite(o, qn, "", (int)het_graph_opset(g, ""), "Reshape",
+                          r2, 2, NULL, 0));
+  if (o->stats)
+    o->stats->qdq_fused++;
+  return HET_OK;
+}
+
 /* Tries the island ending at QuantizeLinear node qn. */
 static het_status qdq_try(het_opt *o, int qn) {
   het_graph *g = o->g;
@@ -259,7 +379,8 @@ static het_status qdq_try(het_opt *o, int qn) {
   if (strcmp(op->op_type, "Add") == 0)
     return qdq_add(o, qn, c, act);
   bool conv = strcmp(op->op_type, "Conv") == 0;
-  if ((!conv && strcmp(op->op_type, "MatMul") != 0) || o->dead[c])
+  bool gemm = strcmp(op->op_type, "Gemm") == 0;
+  if ((!conv && !gemm && strcmp(op->op_type, "MatMul") != 0) || o->dead[c])
     return HET_OK;
   int xd = qdq_dq(o, het_node_input(op, 0));
   if (xd < 0)
@@ -272,6 +393,8 @@ static het_status qdq_try(het_opt *o, int qn) {
       !qdq_params(g, dqx, &xs, &xzp, g->values[xq].dtype))
     return HET_OK;
   int in[9] = {xq, het_node_input(dqx, 1), het_node_input(dqx, 2)};
+  if (gemm)
+    return qdq_gemm(o, qn, c, act, in, xs);
   const het_tensor *ws = NULL;
   int w_rank = g->values[het_node_input(op, 1)].shape.rank;
   if (w_rank < 2 || !qdq_weight(o, het_node_input(op, 1), conv ? 0 : w_rank - 1,

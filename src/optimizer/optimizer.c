@@ -20,13 +20,18 @@ static het_status het_opt_round(het_opt *o) {
   HET_TRY(het_opt_remove_identities(o));
   if (o->level >= HET_OPT_EXTENDED) /* before folding: it reads the DQs */
     HET_TRY(het_opt_fuse_qdq(o));
-  HET_TRY(het_opt_fold_constants(o));
-  if (o->level >= HET_OPT_EXTENDED) {
+  /* A Gemm island adds nodes and values, which the per-value counts of
+   * the passes below do not cover: the round ends, the next one sees
+   * them. */
+  bool grew = o->g->n_nodes > o->n_nodes || o->g->n_values > o->n_values;
+  if (!grew)
+    HET_TRY(het_opt_fold_constants(o));
+  if (!grew && o->level >= HET_OPT_EXTENDED) {
     HET_TRY(het_opt_fuse_batchnorm(o));
     HET_TRY(het_opt_fuse_hard(o));
     HET_TRY(het_opt_fuse_activations(o));
   }
-  if (o->level >= HET_OPT_ALL) {
+  if (!grew && o->level >= HET_OPT_ALL) {
     HET_TRY(het_opt_fuse_conv_add(o));
     HET_TRY(het_opt_fuse_nlp(o));
     HET_TRY(het_opt_split_concats(o)); /* adds nodes: last */

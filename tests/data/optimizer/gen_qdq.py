@@ -7,6 +7,9 @@ qdq_conv: Q -> DQ -> Conv(DQ int8 per-channel weight, DQ int32 bias) ->
   Relu -> Q (zero point 0) -> DQ: becomes one QLinearConv.
 qdq_matmul: Q -> DQ -> MatMul(DQ int8 weight, one scale per column) -> Q
   -> DQ: becomes one QLinearMatMul.
+qdq_gemm: two Gemm islands, transB=1 with per-row int8 weights and an int32
+  bias, transB=0 with one weight scale and a float32 bias, each Q -> DQ ->
+  Gemm -> Q -> DQ: each becomes Reshape -> QLinearConv 1x1 -> Reshape.
 qdq_near_miss: three islands that must stay float: a Relu before a Q
   whose zero point is not 0 (the Relu clamps), a bias whose scale is not
   x_scale * w_scale, and a Conv output read by a second node."""
@@ -172,6 +175,65 @@ xd = (q(x, sx, zx) - f32(zx)) * sx
 zd = (q(z, sz, zz) - f32(zz)) * sz
 y = q(np.maximum(xd + zd, f32(0)), sy, 0) * sy
 save_case("qdq_add", model, [("x", x), ("z", z)], [("y", y.astype(f32))])
+
+
+# qdq_gemm: x [3, 20] -> two Gemm islands (outputs ya [3, 6], yb [3, 5]).
+rng = np.random.default_rng(13)
+K = 20
+xs, xzp = np.float32(0.03), np.uint8(125)
+nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+         helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"])]
+inits = [t("xs", xs), t("xzp", xzp)]
+refs = []
+for tag, n_out, trans_b, per_row, int_bias in (("a", 6, 1, True, True), ("b", 5, 0, False, False)):
+    w = rng.integers(-127, 128, (n_out, K) if trans_b else (K, n_out)).astype(np.int8)
+    ws = ((rng.uniform(0.5, 1.5, n_out) if per_row else np.float32(1.0)) * 0.02).astype(np.float32)
+    ys, yzp = np.float32(0.07), np.uint8(110)
+    acc_s = (xs * ws).astype(np.float32)
+    p = tag + "_"
+    inits += [t(p + "w", w), t(p + "ws", ws),
+              t(p + "wz", np.zeros(n_out, np.int8) if per_row else np.int8(0)),
+              t(p + "ys", ys), t(p + "yz", yzp)]
+    nodes.append(helper.make_node("DequantizeLinear", [p + "w", p + "ws", p + "wz"], [p + "wd"],
+                                  axis=0))
+    if int_bias:
+        bq = rng.integers(-400, 400, n_out).astype(np.int32)
+        inits += [t(p + "b", bq), t(p + "bs", acc_s), t(p + "bz", np.zeros(n_out, np.int32))]
+        nodes.append(helper.make_node("DequantizeLinear", [p + "b", p + "bs", p + "bz"],
+                                      [p + "bd"], axis=0))
+        bias_acc = bq.astype(np.float64)
+    else:
+        # a float bias on whole accumulator steps, so quantizing it is exact
+        bq = rng.integers(-400, 400, n_out)
+        bf = (bq * acc_s.astype(np.float64)).astype(np.float32)
+        inits.append(t(p + "bd", bf))
+        bias_acc = np.round(bf.astype(np.float64) / acc_s.astype(np.float64))
+    nodes += [helper.make_node("Gemm", ["xd", p + "wd", p + "bd"], [p + "g"], name=p + "gemm",
+                               transB=trans_b),
+              helper.make_node("QuantizeLinear", [p + "g", p + "ys", p + "yz"], [p + "q"]),
+              helper.make_node("DequantizeLinear", [p + "q", p + "ys", p + "yz"], ["y" + tag])]
+
+    def ref(x, w=w, trans_b=trans_b, acc_s=acc_s, bias_acc=bias_acc, ys=ys, yzp=yzp):
+        xq = quant(x, xs, xzp) - float(xzp)
+        wt = (w.T if trans_b else w).astype(np.float64)
+        pre = (xq @ wt + bias_acc) * acc_s.astype(np.float64) / float(ys)
+        return pre, (quant(pre * ys, ys, yzp) - float(yzp)) * ys
+    refs.append(ref)
+graph = helper.make_graph(nodes, "qdq_gemm", [helper.make_tensor_value_info("x", F, [3, K])],
+                          [helper.make_tensor_value_info("ya", F, [3, 6]),
+                           helper.make_tensor_value_info("yb", F, [3, 5])], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+onnx.checker.check_model(model)
+rng = np.random.default_rng(14)
+for _ in range(1000):
+    x = rng.uniform(-3, 3, (3, K)).astype(np.float32)
+    outs = [r(x) for r in refs]
+    if all(far_from_ties(o[0]) for o in outs):
+        break
+else:
+    raise SystemExit("qdq_gemm: no input far from ties")
+save_case("qdq_gemm", model, [("x", x)],
+          [("ya", outs[0][1].astype(np.float32)), ("yb", outs[1][1].astype(np.float32))])
 
 
 def qdq_chain(name, act, seed):
