@@ -628,6 +628,17 @@ START_TEST(test_quant_vec) {
           EXPECT(y[i] == want, "dequantize %d: %a, want %a", q_get(q, sgn, i), y[i], want);
         }
       }
+      /* minmax from every start and length (NaN skipped, inf kept) */
+      for (int len = 1; len <= n; len += len < 40 ? 1 : 97) {
+        float mn = 0.0f, mx = 0.0f, wmn = 0.0f, wmx = 0.0f;
+        het_quant_vec_minmax(x + (n - len), len, &mn, &mx);
+        for (int i = n - len; i < n; i++) {
+          wmn = x[i] < wmn ? x[i] : wmn;
+          wmx = x[i] > wmx ? x[i] : wmx;
+        }
+        EXPECT(mn == wmn && mx == wmx, "minmax of %d: [%a, %a], want [%a, %a]",
+               len, mn, mx, wmn, wmx);
+      }
       /* add: a and b are two quantized arrays, c = Q(DQ(a) + DQ(b)) */
       for (int i = 0; i < n; i++) {
         a[i] = (uint8_t)(i * 37);

@@ -5,11 +5,14 @@
  * CPU) and that Y equals the reference kernel's (bit-exact) and is within
  * 1 LSB of a float64 requantization written here.  Also: nodes it must
  * leave to the reference, the cache running full and threads sharing a
- * node.
+ * node.  MatMulInteger on the same path: the cases of
+ * tests/data/kernels/qlinear/matmulinteger_* (gen_qlinear.py) pass in a
+ * session, and oneDNN runs all but the per-row zero point.
  */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,7 @@
 #endif
 
 #include "common/cases.h"
+#include "common/opt_helpers.h"
 #include "core/dtype.h"
 #include "core/ir.h"
 #include "core/tensor.h"
@@ -427,10 +431,85 @@ START_TEST(test_qmm_threads) {
 END_TEST
 #endif
 
+#define QLINEAR_DIR HETRT_TEST_DATA "/kernels/qlinear/"
+
+static const char *const mmint_cases[] = {
+    "matmulinteger_u8_runtime_zp", "matmulinteger_s8_const_zp",
+    "matmulinteger_u8_no_zp", "matmulinteger_u8_row_zp"};
+
+START_TEST(test_mmint_model) {
+  case_assert_pass(QLINEAR_DIR, mmint_cases[_i]);
+}
+END_TEST
+
+#ifdef HETRT_HAVE_DNNL
+/* Runs case name's node through the kernel's prepare and the oneDNN path
+ * on its data set; returns whether oneDNN ran it, and checks Y. */
+static bool mmint_on_dnnl(const char *name) {
+  char dir[512];
+  snprintf(dir, sizeof dir, QLINEAR_DIR "%s", name);
+  het_graph *g = opt_load_graph(dir, HET_OPT_NONE, NULL);
+  const het_kernel *k = het_kernel_find("", "MatMulInteger");
+  ck_assert_ptr_nonnull(k);
+  ck_assert_ptr_nonnull(k->prepare);
+  const het_node *node = &g->nodes[0];
+  void *state = NULL;
+  ck_assert_int_eq(k->prepare(g, node, &state), HET_OK);
+  het_tensor *in[4], *want[1];
+  char *in_names[4], *want_names[1];
+  int n_in = opt_load_tensors(dir, 0, "input", in, in_names, 4);
+  int n_want = opt_load_tensors(dir, 0, "output", want, want_names, 1);
+  ck_assert_int_eq(n_want, 1);
+  het_tensor *ins[4] = {NULL};
+  for (int i = 0; i < node->n_inputs && i < 4; i++) {
+    int v = node->inputs[i];
+    if (v < 0)
+      continue;
+    ins[i] = g->values[v].initializer;
+    for (int j = 0; j < n_in; j++)
+      if (strcmp(in_names[j], g->values[v].name) == 0)
+        ins[i] = in[j];
+    ck_assert_ptr_nonnull(ins[i]);
+  }
+  het_tensor *y;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_INT32, want[0]->dims,
+                                     want[0]->rank, &y),
+                   HET_OK);
+  het_kernel_ctx ctx = {.node = node, .opset = 13, .n_inputs = node->n_inputs,
+                        .inputs = ins, .n_outputs = 1, .outputs = &y,
+                        .state = state, .threads = 1};
+  bool done = false;
+  if (state)
+    ck_assert_int_eq(het_dnnl_mmint_run(&ctx, &done), HET_OK);
+  if (done)
+    ck_assert_mem_eq(y->data, want[0]->data, want[0]->nbytes);
+  if (state)
+    k->destroy_state(state);
+  het_tensor_destroy(y);
+  opt_free_tensors(in, in_names, n_in);
+  opt_free_tensors(want, want_names, n_want);
+  het_graph_destroy(g);
+  return done;
+}
+
+START_TEST(test_mmint_paths) {
+  bool vnni = dnnl_expected();
+  for (int i = 0; i < 3; i++)
+    ck_assert_msg(mmint_on_dnnl(mmint_cases[i]) == vnni, "%s: oneDNN %s",
+                  mmint_cases[i], vnni ? "declined" : "ran without VNNI");
+  ck_assert(!mmint_on_dnnl(mmint_cases[3])); /* per-row zero point */
+}
+END_TEST
+#endif
+
 static Suite *qmm_suite(void) {
   Suite *s = suite_create("qlinear_matmul_dnnl");
   TCase *tc = case_tcase("core");
   tcase_add_loop_test(tc, test_qmm_case, 0, CASE_COUNT(cases));
+  tcase_add_loop_test(tc, test_mmint_model, 0, CASE_COUNT(mmint_cases));
+#ifdef HETRT_HAVE_DNNL
+  tcase_add_test(tc, test_mmint_paths);
+#endif
   suite_add_tcase(s, tc);
   TCase *lim = case_tcase("limits");
   tcase_add_loop_test(lim, test_qmm_declines, 0, 4);

@@ -144,19 +144,15 @@ het_status het_kernel_ew_run_DynamicQuantizeLinear(het_kernel_ctx *ctx) {
     return het_ew_unsupported(ctx, x->dtype);
   const float *xs = x->data;
   int64_t n = het_tensor_count(x);
-  float mn = 0.0f, mx = 0.0f;
-  for (int64_t i = 0; i < n; i++) {
-    mn = xs[i] < mn ? xs[i] : mn;
-    mx = xs[i] > mx ? xs[i] : mx;
-  }
+  float mn = 0.0f, mx = 0.0f; /* the range always holds 0 */
+  het_quant_vec_minmax(xs, n, &mn, &mx);
   float scale = (mx - mn) / 255.0f;
   float zpf = scale > 0 ? nearbyintf((0.0f - mn) / scale) : 0.0f;
   zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
-  uint8_t *ys = y->data;
-  for (int64_t i = 0; i < n; i++) {
-    float v = scale > 0 ? nearbyintf(xs[i] / scale) + zpf : zpf;
-    ys[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-  }
+  if (scale > 0)
+    het_quant_vec_quantize(xs, scale, (int32_t)zpf, false, y->data, n);
+  else /* every element is 0 */
+    memset(y->data, (int)zpf, (size_t)n);
   if (ctx->n_outputs > 1 && ctx->outputs[1])
     het_dtype_store_f64(ctx->outputs[1]->dtype, ctx->outputs[1]->data, 0,
                         scale);

@@ -84,6 +84,14 @@ static het_status matmul_i32(const het_kernel_ctx *ctx, int ai, int bi,
 }
 
 het_status het_lk_matmul_integer_run(het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    bool done = false;
+    HET_TRY(het_dnnl_mmint_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
   const het_tensor *azp = ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
   const het_tensor *bzp = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   het_lk_batch bt;

@@ -96,13 +96,39 @@ QV_TARGET static int64_t qv_add_avx512(const void *a, float as, int32_t az,
   return i;
 }
 
+/* Running min and max of x folded into *mn, *mx; NaN elements are
+ * skipped, as the scalar comparisons skip them (min_ps returns its second
+ * operand, the accumulator, when the first is NaN). */
+QV_TARGET static int64_t qv_minmax_avx512(const float *x, int64_t n,
+                                          float *mn, float *mx) {
+  __m512 lo = _mm512_set1_ps(*mn), hi = _mm512_set1_ps(*mx);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    lo = _mm512_min_ps(v, lo);
+    hi = _mm512_max_ps(v, hi);
+  }
+  *mn = _mm512_reduce_min_ps(lo);
+  *mx = _mm512_reduce_max_ps(hi);
+  return i;
+}
+
 static bool qv_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 #else
 static bool qv_avx512(void) { return false; }
 #define qv_quantize_avx512(...) 0
 #define qv_dequantize_avx512(...) 0
 #define qv_add_avx512(...) 0
+#define qv_minmax_avx512(...) 0
 #endif
+
+void het_quant_vec_minmax(const float *x, int64_t n, float *mn, float *mx) {
+  int64_t i = qv_avx512() ? qv_minmax_avx512(x, n, mn, mx) : 0;
+  for (; i < n; i++) {
+    *mn = x[i] < *mn ? x[i] : *mn;
+    *mx = x[i] > *mx ? x[i] : *mx;
+  }
+}
 
 void het_quant_vec_quantize(const float *x, float scale, int32_t zp,
                             bool is_signed, void *y, int64_t n) {

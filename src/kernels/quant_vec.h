@@ -16,6 +16,9 @@ void het_quant_vec_quantize(const float *x, float scale, int32_t zp,
 /* y[i] = (float)(q[i] - zp) * scale for uint8 or int8 q. */
 void het_quant_vec_dequantize(const void *q, bool is_signed, int32_t zp,
                               float scale, float *y, int64_t n);
+/* Folds the smallest and largest of x[0..n) into *mn and *mx (NaN
+ * elements skipped). */
+void het_quant_vec_minmax(const float *x, int64_t n, float *mn, float *mx);
 /* c[i] = saturate(round(((float)(a[i] - az) * as + (float)(b[i] - bz) *
  * bs) / cs) + cz): DequantizeLinear, Add and QuantizeLinear in one pass,
  * all three 8-bit arrays of one signedness. */

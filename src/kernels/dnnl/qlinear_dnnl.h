@@ -1,9 +1,10 @@
-/* qlinear_dnnl.h — the oneDNN int8 fast paths of the QLinearConv and
- * QLinearMatMul kernels (qlinear_dnnl.c, qlinear_matmul_dnnl.c, compiled
- * only when HETRT_HAVE_DNNL is defined): a primitive per node and input
- * shape with the weights reordered once and the requantization fixed at
- * creation.  Without oneDNN the macros give NULL slots and both ops run
- * their reference kernels (linalg_qlinear.c).
+/* qlinear_dnnl.h — the oneDNN int8 fast paths of the QLinearConv,
+ * QLinearMatMul and MatMulInteger kernels (qlinear_dnnl.c,
+ * qlinear_matmul_dnnl.c, compiled only when HETRT_HAVE_DNNL is defined):
+ * a primitive per node and input shape with the weights reordered once
+ * and the requantization fixed at creation.  Without oneDNN the macros
+ * give NULL slots and the ops run their reference kernels
+ * (linalg_qlinear.c).
  */
 #ifndef HET_CPU_DNNL_QLINEAR_DNNL_H
 #define HET_CPU_DNNL_QLINEAR_DNNL_H
@@ -49,12 +50,19 @@ het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
 void het_dnnl_qmatmul_destroy(void *state);
 het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done);
 const char *het_dnnl_qmatmul_impl(const void *state);
+/* MatMulInteger (qlinear_matmul_dnnl.c) with a constant 2-D int8 B whose
+ * zero points are zero, A uint8 or int8 with a scalar zero point (known
+ * at run time); destroy with het_dnnl_qmatmul_destroy. */
+het_status het_dnnl_mmint_prepare(const het_graph *graph, const het_node *node,
+                                  void **state);
+het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done);
 #define HET_QLINEAR_DNNL_CONV_PREPARE het_dnnl_qconv_prepare
 #define HET_QLINEAR_DNNL_CONV_PREPARE_WITH het_dnnl_qconv_prepare_with
 #define HET_QLINEAR_DNNL_CONV_DESTROY het_dnnl_qconv_destroy
 #define HET_QLINEAR_DNNL_CONV_SCRATCH het_dnnl_qconv_scratch
 #define HET_QLINEAR_DNNL_MATMUL_PREPARE het_dnnl_qmatmul_prepare
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY het_dnnl_qmatmul_destroy
+#define HET_QLINEAR_DNNL_MMINT_PREPARE het_dnnl_mmint_prepare
 #else
 #define HET_QLINEAR_DNNL_CONV_PREPARE NULL
 #define HET_QLINEAR_DNNL_CONV_PREPARE_WITH NULL
@@ -62,6 +70,7 @@ const char *het_dnnl_qmatmul_impl(const void *state);
 #define HET_QLINEAR_DNNL_CONV_SCRATCH NULL
 #define HET_QLINEAR_DNNL_MATMUL_PREPARE NULL
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY NULL
+#define HET_QLINEAR_DNNL_MMINT_PREPARE NULL
 #endif
 
 #endif

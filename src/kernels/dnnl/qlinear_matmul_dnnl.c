@@ -10,6 +10,11 @@
  * Primitives are cached per M under the state's mutex and read-only once
  * published; B is reordered once per entry.  Anything else (per-row A
  * scales, batched B, a ninth M) runs the reference.
+ * MatMulInteger (what DynamicQuantizeLinear feeds in dynamically quantized
+ * models) uses the same entries with an s32 result and no attributes: A's
+ * zero point, known only at run time, comes off afterwards as
+ * a_zp * (column sum of B), exact in int32 like the reference's sum of
+ * (a - a_zp) * b.
  */
 #include <math.h>
 #include <pthread.h>
@@ -39,7 +44,9 @@ typedef struct qmm_entry {
 /* Invariant: scales holds n_scales (1 or n) finite values, fixed after
  * prepare; B is k x n. */
 typedef struct qmm_state {
-  het_dtype at, yt; /* UINT8 or INT8 */
+  bool integer;     /* MatMulInteger: Y int32, no requantization */
+  int32_t *colsum;  /* MatMulInteger: column sums of B (n) */
+  het_dtype at, yt; /* UINT8 or INT8 (INT32 for MatMulInteger) */
   int32_t azp, yzp;
   int64_t k, n;
   int n_scales;
@@ -104,11 +111,13 @@ static bool entry_create(const qmm_state *s, const het_tensor *b,
   dnnl_matmul_desc_t md;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr =
-      het_dnnl_q8_attr(s->n_scales, s->scales, s->azp, s->yzp);
+      s->integer ? het_dnnl_scratch_attr()
+                 : het_dnnl_q8_attr(s->n_scales, s->scales, s->azp, s->yzp);
+  dnnl_data_type_t ydt = s->integer ? dnnl_s32 : het_dnnl_q8_dt(s->yt);
   bool ok = attr && md2(&src, e->m, s->k, het_dnnl_q8_dt(s->at), dnnl_ab) &&
             md2(&w, s->k, s->n, dnnl_s8, dnnl_format_tag_any) &&
             md2(&wuser, s->k, s->n, dnnl_s8, dnnl_ab) &&
-            md2(&dst, e->m, s->n, het_dnnl_q8_dt(s->yt), dnnl_ab) &&
+            md2(&dst, e->m, s->n, ydt, dnnl_ab) &&
             dnnl_matmul_desc_init(&md, &src, &w, NULL, &dst) == dnnl_success &&
             dnnl_primitive_desc_create(&pd, &md, attr, het_dnnl_engine(),
                                        NULL) == dnnl_success;
@@ -166,9 +175,13 @@ void het_dnnl_qmatmul_destroy(void *state) {
   for (int i = 0; i < s->n_entries; i++)
     entry_clear(&s->entries[i]);
   free(s->scales);
+  free(s->colsum);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
+
+static void qmm_start(const het_graph *graph, const het_node *node, int b_in,
+                      qmm_state *s, void **state);
 
 het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
                                     const het_node *node, void **state) {
@@ -183,6 +196,14 @@ het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
     free(s);
     return HET_OK; /* the reference runs it */
   }
+  qmm_start(graph, node, IN_B, s, state);
+  return HET_OK;
+}
+
+/* Publishes s as *state and builds the entry for A's declared shape (B:
+ * input b_in). */
+static void qmm_start(const het_graph *graph, const het_node *node, int b_in,
+                      qmm_state *s, void **state) {
   pthread_mutex_init(&s->mu, NULL);
   *state = s;
   const het_shape *as = &graph->values[het_node_input(node, IN_A)].shape;
@@ -192,9 +213,8 @@ het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
       dims[i] = as->dims[i].value;
     int64_t m = folded_rows(dims, as->rank, s->k);
     if (m > 0)
-      entry_get(s, m, het_dnnl_q8_init(graph, node, IN_B));
+      entry_get(s, m, het_dnnl_q8_init(graph, node, b_in));
   }
-  return HET_OK;
 }
 
 const char *het_dnnl_qmatmul_impl(const void *state) {
@@ -224,6 +244,72 @@ het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done) {
     return HET_OK; /* cache full or refused: the reference */
   if (!het_dnnl_prim_execute(&e->p, a->data, NULL, y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
+  *done = true;
+  return HET_OK;
+}
+
+/* MatMulInteger's inputs. */
+enum { MI_A, MI_B, MI_AZ, MI_BZ };
+
+het_status het_dnnl_mmint_prepare(const het_graph *graph, const het_node *node,
+                                  void **state) {
+  *state = NULL;
+  int a = het_node_input(node, MI_A);
+  const het_tensor *b = het_dnnl_q8_init(graph, node, MI_B);
+  if (!het_dnnl_q8_usable() || a < 0 || !b || b->dtype != HET_DTYPE_INT8 ||
+      b->rank != 2 || b->dims[0] < 1 || b->dims[1] < 1 ||
+      !het_dnnl_q8_type(graph->values[a].dtype) ||
+      !het_dnnl_q8_zp_zero(graph, node, MI_BZ, b->dims[1]))
+    return HET_OK; /* the reference runs it */
+  qmm_state *s = calloc(1, sizeof *s);
+  int32_t *colsum = calloc((size_t)b->dims[1], sizeof *colsum);
+  if (!s || !colsum) {
+    free(s);
+    free(colsum);
+    return het_error(HET_ERR_OUT_OF_MEMORY,
+                     "node '%s': oneDNN state: out of memory", node->name);
+  }
+  s->integer = true;
+  s->colsum = colsum;
+  s->at = graph->values[a].dtype;
+  s->yt = HET_DTYPE_INT32;
+  s->k = b->dims[0];
+  s->n = b->dims[1];
+  const int8_t *bd = b->data;
+  for (int64_t r = 0; r < s->k; r++)
+    for (int64_t j = 0; j < s->n; j++)
+      colsum[j] += bd[r * s->n + j];
+  qmm_start(graph, node, MI_B, s, state);
+  return HET_OK;
+}
+
+het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done) {
+  qmm_state *s = ctx->state;
+  const het_tensor *a = ctx->inputs[MI_A], *b = ctx->inputs[MI_B];
+  const het_tensor *az = ctx->n_inputs > MI_AZ ? ctx->inputs[MI_AZ] : NULL;
+  het_tensor *y = ctx->outputs[0];
+  *done = false;
+  if (!s || !s->integer || !a || !b || !y || a->dtype != s->at ||
+      y->dtype != HET_DTYPE_INT32 || b->rank != 2 || b->dims[0] != s->k ||
+      b->dims[1] != s->n || (az && (het_tensor_count(az) != 1 ||
+                                    az->dtype != s->at)))
+    return HET_OK; /* a per-row zero point: the reference */
+  int64_t m = folded_rows(a->dims, a->rank, s->k);
+  if (m <= 0 || (size_t)(m * s->n) * sizeof(int32_t) != y->nbytes)
+    return HET_OK;
+  const qmm_entry *e = entry_get(s, m, b);
+  if (!e || !e->ok)
+    return HET_OK; /* cache full or refused: the reference */
+  if (!het_dnnl_prim_execute(&e->p, a->data, NULL, y->data))
+    return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
+  int32_t azp = az ? (int32_t)het_dtype_load_i64(az->dtype, az->data, 0) : 0;
+  if (azp != 0) {
+    int32_t *yd = y->data;
+    for (int64_t r = 0; r < m; r++)
+      for (int64_t j = 0; j < s->n; j++)
+        yd[r * s->n + j] = (int32_t)((uint32_t)yd[r * s->n + j] -
+                                     (uint32_t)azp * (uint32_t)s->colsum[j]);
+  }
   *done = true;
   return HET_OK;
 }

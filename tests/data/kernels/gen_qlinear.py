@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""gen_qlinear.py - writes backend-test-layout cases for QLinearConv under
+"""gen_qlinear.py - writes backend-test-layout cases for QLinearConv (and
+MatMulInteger, below) under
 tests/data/kernels/qlinear/ (model.onnx + test_data_set_0/input_0.pb,
 output_0.pb) with everything but X an initializer, the shape of node that
 the oneDNN int8 path (src/kernels/dnnl/qlinear_dnnl.c) takes: uint8 and
@@ -10,6 +11,11 @@ path leaves to the reference kernel.  Expected Y: the int32 accumulator
 exactly (torch, float64 on integers), then the requantization in float32
 as ONNX specifies it: (acc + bias) * (x_scale * w_scale / y_scale),
 round half to even, add y_zero_point, saturate.
+MatMulInteger cases (the dynamic-quantization MatMul, kernels/dnnl/
+qlinear_matmul_dnnl.c): a constant int8 B with zero or absent zero points,
+A's zero point a graph input (known only at run time), a constant, or one
+per row (which the reference kernel runs); expected Y = (A - a_zp) @ B in
+int64, which fits int32 here.
 Run: /usr/bin/python3 tests/data/kernels/gen_qlinear.py
 """
 import os
@@ -84,6 +90,54 @@ def qconv_case(name, x, xzp, w, ws, b, ys, yzp, ydt, stride, pads, group):
     assert clipped < 0.5 and len(np.unique(y)) > 30, (name, clipped)
 
 
+def save_case(name, graph, inputs, y):
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for i, (n, a) in enumerate(inputs):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i),
+                  "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+
+
+def mmint_case(name, a, azp, azp_input, b, bzp):
+    """azp: None, a scalar or one per row (a numpy array of a's type);
+    azp_input: feed it as a graph input; bzp: None or zeros."""
+    ins, inits = ["a", "b"], [numpy_helper.from_array(b, "b")]
+    inputs = [helper.make_tensor_value_info("a", NP2ONNX[a.dtype.type],
+                                            list(a.shape))]
+    feeds = [("a", a)]
+    if azp is not None:
+        ins.append("azp")
+        if azp_input:
+            inputs.append(helper.make_tensor_value_info(
+                "azp", NP2ONNX[a.dtype.type], list(azp.shape)))
+            feeds.append(("azp", azp))
+        else:
+            inits.append(numpy_helper.from_array(azp, "azp"))
+    if bzp is not None:
+        if azp is None:
+            ins.append("")  # no a_zero_point
+        ins.append("bzp")
+        inits.append(numpy_helper.from_array(bzp, "bzp"))
+    zp = np.zeros(1, np.int64) if azp is None else azp.astype(np.int64)
+    if zp.ndim == 1 and zp.size > 1:
+        zp = zp.reshape(-1, 1)
+    y = ((a.astype(np.int64) - zp) @ b.astype(np.int64)).astype(np.int32)
+    node = helper.make_node("MatMulInteger", ins, ["y"], name=name + "_node")
+    graph = helper.make_graph(
+        [node], name, inputs,
+        [helper.make_tensor_value_info("y", TensorProto.INT32, list(y.shape))],
+        initializer=inits)
+    save_case(name, graph, feeds, y)
+
+
 def q8(dt, shape):
     info = np.iinfo(dt)
     return RNG.integers(info.min, info.max + 1, size=shape).astype(dt)
@@ -106,6 +160,15 @@ def main():
                q8(np.uint8, (2, 8, 6, 6)), 7, q8(np.int8, (12, 4, 1, 1)),
                0.003 + 0.0005 * (np.arange(12) % 3), None, 0.02, 128, np.uint8,
                1, [0, 0, 0, 0], 2)
+    mmint_case("matmulinteger_u8_runtime_zp", q8(np.uint8, (2, 5, 64)),
+               np.array(117, np.uint8), True, q8(np.int8, (64, 48)),
+               np.zeros(48, np.int8))
+    mmint_case("matmulinteger_s8_const_zp", q8(np.int8, (7, 40)),
+               np.array(-5, np.int8), False, q8(np.int8, (40, 17)), None)
+    mmint_case("matmulinteger_u8_no_zp", q8(np.uint8, (3, 24)), None, False,
+               q8(np.int8, (24, 9)), None)
+    mmint_case("matmulinteger_u8_row_zp", q8(np.uint8, (4, 32)),
+               q8(np.uint8, (4,)), False, q8(np.int8, (32, 8)), None)
 
 
 if __name__ == "__main__":
