@@ -29,7 +29,7 @@ typedef struct opt_case {
   const char *dir;
   int level;
   int nodes;           /* node count after optimizing (-1: not checked) */
-  opt_count ops[6];    /* op counts after optimizing (op NULL ends) */
+  opt_count ops[10];   /* op counts after optimizing (op NULL ends) */
 } opt_case;
 
 static const opt_case k_cases[] = {
@@ -103,6 +103,13 @@ static const opt_case k_cases[] = {
     {"qdq_gemm", HET_OPT_EXTENDED, 9,
      {{"QLinearConv", 2}, {"Gemm", 0}, {"Reshape", 4}, {"QuantizeLinear", 1},
       {"DequantizeLinear", 2}}},
+    /* a Flatten and a Transpose between the DQ and the op: the DQs move
+     * below them and both islands fuse; DQ -> Reshape -> Q of the same
+     * scale leaves the Reshape alone */
+    {"qdq_moves", HET_OPT_EXTENDED, 13,
+     {{"QLinearConv", 1}, {"QLinearMatMul", 1}, {"Gemm", 0}, {"MatMul", 0},
+      {"Flatten", 1}, {"Transpose", 1}, {"Reshape", 3},
+      {"QuantizeLinear", 3}, {"DequantizeLinear", 3}}},
     /* DQ + DQ -> Add -> Relu -> Q: one hetrt.QLinearAdd */
     {"qdq_add", HET_OPT_EXTENDED, 4,
      {{"QLinearAdd", 1}, {"Add", 0}, {"Relu", 0}, {"QuantizeLinear", 2},

@@ -66,6 +66,8 @@ het_status het_opt_remove_identities(het_opt *o);
 het_status het_opt_fold_constants(het_opt *o);
 het_status het_opt_fuse_qdq(het_opt *o);       /* opt_qdq.c: QDQ islands into
                                                    QLinearConv/QLinearMatMul */
+/* opt_qdq.c: Q/DQ through data-movement ops; *moved: nodes out of order */
+het_status het_opt_move_qdq(het_opt *o, bool *moved);
 het_status het_opt_fuse_batchnorm(het_opt *o);
 het_status het_opt_fuse_activations(het_opt *o);
 het_status het_opt_fuse_hard(het_opt *o);     /* opt_hard.c: written-out

@@ -6,7 +6,9 @@
  * requantisation, no float round trip.  DQ(a) + DQ(b) -> Add [-> act] ->
  * Q with a and b of one shape becomes hetrt.QLinearAdd (one pass over
  * bytes), and a Gemm island a 1x1 QLinearConv between two Reshapes (it
- * has a bias, which QLinearMatMul has not).  The activation is dropped only when the output's range
+ * has a bias, which QLinearMatMul has not).  Before that, per-tensor Q
+ * and DQ move through data-movement ops (het_opt_move_qdq, at the end) so
+ * that a Flatten or Transpose does not split an island.  The activation is dropped only when the output's range
  * already implies it (a Relu before a Q whose zero point is the type's
  * minimum clamps nothing the saturation would not).  A Conv bias is the
  * int32 DequantizeLinear of scale x_scale * w_scale (what quantizers
@@ -449,6 +451,127 @@ het_status het_opt_fuse_qdq(het_opt *o) {
         strcmp(node->op_type, "QuantizeLinear") != 0)
       continue;
     HET_TRY(qdq_try(o, n));
+  }
+  return HET_OK;
+}
+
+/* ---- moving Q/DQ through data-movement ops ---- */
+
+/* Ops that move or pick elements of input 0 without computing on them:
+ * any element type, and the output's shape does not depend on it.  all:
+ * also those that drop elements (Slice, Gather), which a Q is not hoisted
+ * above (it would quantize what they drop). */
+static bool qdq_movable(const het_opt *o, int n, bool all) {
+  static const char *const keep[] = {"Reshape", "Flatten", "Transpose",
+                                     "Squeeze", "Unsqueeze", NULL};
+  static const char *const drop[] = {"Slice", "Gather", NULL};
+  if (n < 0 || o->dead[n])
+    return false;
+  const het_node *node = &o->g->nodes[n];
+  if (node->domain[0] || node->n_outputs != 1 || node->n_inputs < 1)
+    return false;
+  for (const char *const *p = keep; *p; p++)
+    if (strcmp(node->op_type, *p) == 0)
+      return true;
+  for (const char *const *p = drop; all && *p; p++)
+    if (strcmp(node->op_type, *p) == 0)
+      return true;
+  return false;
+}
+
+/* A per-tensor Q or DQ node n whose quantized side has type t. */
+static bool qdq_per_tensor(const het_graph *g, const het_node *n, het_dtype t) {
+  float s;
+  int32_t z;
+  return qdq_is_int8(t) && qdq_params(g, n, &s, &z, t);
+}
+
+/* Swaps node a (producing v, read only by b) and node b (writing w) in
+ * the chain x -> a -> v -> b -> w: b reads x and writes v, a reads v and
+ * writes w.  v takes b's element type over x's shape when b is the Q
+ * (q_first), else a's input type over w's shape. */
+static void qdq_swap(het_graph *g, int a, int b, bool q_first) {
+  het_node *na = &g->nodes[a], *nb = &g->nodes[b];
+  int x = na->inputs[0], v = na->outputs[0], w = nb->outputs[0];
+  het_value *vv = &g->values[v];
+  if (q_first) {
+    vv->dtype = g->values[w].dtype;
+    vv->shape = g->values[x].shape;
+  } else {
+    vv->dtype = g->values[x].dtype;
+    vv->shape = g->values[w].shape;
+  }
+  nb->inputs[0] = x;
+  nb->outputs[0] = v;
+  na->inputs[0] = v;
+  na->outputs[0] = w;
+  vv->producer = b;
+  g->values[w].producer = a;
+}
+
+/* Q node qn reading DQ(q) of its type, scale and zero point: its
+ * readers read q instead (q may hold any value of the type). */
+static het_status qdq_drop_requant(het_opt *o, int qn) {
+  het_graph *g = o->g;
+  const het_node *q = &g->nodes[qn];
+  int d = qdq_dq(o, q->inputs[0]), yq = q->outputs[0];
+  if (d < 0 || yq < 0 || yq >= o->n_values || o->pinned[yq])
+    return HET_OK;
+  const het_node *dq = &g->nodes[d];
+  int x = dq->inputs[0];
+  het_dtype t = g->values[yq].dtype;
+  float s1, s2;
+  int32_t z1, z2;
+  if (g->values[x].dtype != t || !qdq_is_int8(t) ||
+      !qdq_params(g, dq, &s1, &z1, t) || !qdq_params(g, q, &s2, &z2, t) ||
+      s1 != s2 || z1 != z2 || s1 < 1e-30f || s1 > 1e30f)
+    return HET_OK;
+  het_opt_replace_uses(o, yq, x);
+  het_opt_kill_node(o, qn);
+  return HET_OK;
+}
+
+/* DQ(x) -> move -> ... becomes move(x) -> DQ, as far down as it goes, and
+ * move -> ... -> Q becomes Q -> move, as far up; a DQ then directly read
+ * by a Q of its type, scale and zero point is nothing (Q(DQ(q)) = q for
+ * normal scales: (k * s) / s stays within 2^-22 of k).  *moved: whether
+ * anything changed (the nodes are then out of order until the next
+ * validation). */
+het_status het_opt_move_qdq(het_opt *o, bool *moved) {
+  het_graph *g = o->g;
+  *moved = false;
+  if (het_graph_opset(g, "") < 10 || o->level < HET_OPT_EXTENDED)
+    return HET_OK;
+  for (int k = 0; k < o->n_nodes; k++) {
+    int n = g->order[k];
+    const het_node *node = &g->nodes[n];
+    if (o->dead[n] || node->domain[0] || node->n_inputs < 1 ||
+        node->n_outputs != 1)
+      continue;
+    if (strcmp(node->op_type, "DequantizeLinear") == 0) {
+      int r;
+      while (qdq_per_tensor(g, node, g->values[node->inputs[0]].dtype) &&
+             qdq_movable(o, r = het_opt_nlp_reader(o, node->outputs[0], NULL),
+                         true) &&
+             g->nodes[r].inputs[0] == node->outputs[0]) {
+        qdq_swap(g, n, r, false);
+        *moved = true;
+        o->changes++;
+        node = &g->nodes[n];
+      }
+    } else if (strcmp(node->op_type, "QuantizeLinear") == 0) {
+      int p;
+      while (qdq_per_tensor(g, node, g->values[node->outputs[0]].dtype) &&
+             qdq_movable(o, p = g->values[node->inputs[0]].producer, false) &&
+             het_opt_uses(o, node->inputs[0]) == 1 &&
+             g->nodes[p].outputs[0] == node->inputs[0]) {
+        qdq_swap(g, p, n, true);
+        *moved = true;
+        o->changes++;
+        node = &g->nodes[n];
+      }
+      HET_TRY(qdq_drop_requant(o, n));
+    }
   }
   return HET_OK;
 }

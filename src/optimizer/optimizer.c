@@ -18,12 +18,17 @@ static het_status het_opt_round(het_opt *o) {
   HET_TRY(het_opt_refresh(o));
   o->changes = 0;
   HET_TRY(het_opt_remove_identities(o));
-  if (o->level >= HET_OPT_EXTENDED) /* before folding: it reads the DQs */
+  /* Before folding, which would turn the weights' DQs into floats.  Moved
+   * Q/DQs leave g->order stale, and a Gemm island adds nodes and values
+   * that the per-value counts of the passes below do not cover: either
+   * way the round ends, and the next one sees the graph validated. */
+  bool moved = false;
+  if (o->level >= HET_OPT_EXTENDED)
+    HET_TRY(het_opt_move_qdq(o, &moved));
+  if (o->level >= HET_OPT_EXTENDED && !moved)
     HET_TRY(het_opt_fuse_qdq(o));
-  /* A Gemm island adds nodes and values, which the per-value counts of
-   * the passes below do not cover: the round ends, the next one sees
-   * them. */
-  bool grew = o->g->n_nodes > o->n_nodes || o->g->n_values > o->n_values;
+  bool grew = moved || o->g->n_nodes > o->n_nodes ||
+              o->g->n_values > o->n_values;
   if (!grew)
     HET_TRY(het_opt_fold_constants(o));
   if (!grew && o->level >= HET_OPT_EXTENDED) {

@@ -10,6 +10,10 @@ qdq_matmul: Q -> DQ -> MatMul(DQ int8 weight, one scale per column) -> Q
 qdq_gemm: two Gemm islands, transB=1 with per-row int8 weights and an int32
   bias, transB=0 with one weight scale and a float32 bias, each Q -> DQ ->
   Gemm -> Q -> DQ: each becomes Reshape -> QLinearConv 1x1 -> Reshape.
+qdq_moves: data-movement ops inside islands: Q -> DQ -> Flatten -> Gemm -> Q
+  and Q -> DQ -> Transpose -> MatMul -> Q (the DQ moves below the Flatten /
+  Transpose, then the islands fuse), and Q -> DQ -> Reshape -> Q of the same
+  scale and zero point (the DQ moves down, and DQ -> Q is then nothing).
 qdq_near_miss: three islands that must stay float: a Relu before a Q
   whose zero point is not 0 (the Relu clamps), a bias whose scale is not
   x_scale * w_scale, and a Conv output read by a second node."""
@@ -234,6 +238,73 @@ else:
     raise SystemExit("qdq_gemm: no input far from ties")
 save_case("qdq_gemm", model, [("x", x)],
           [("ya", outs[0][1].astype(np.float32)), ("yb", outs[1][1].astype(np.float32))])
+
+
+# qdq_moves: x [2, 3, 4, 4].
+rng = np.random.default_rng(15)
+xs, xzp = np.float32(0.04), np.uint8(130)
+W1 = rng.integers(-127, 128, (5, 48)).astype(np.int8)     # Gemm, transB
+W1s = (rng.uniform(0.5, 1.5, 5) * 0.01).astype(np.float32)
+B1 = rng.integers(-300, 300, 5).astype(np.int32)
+W2 = rng.integers(-127, 128, (3, 6)).astype(np.int8)      # MatMul on NHWC
+W2s = (rng.uniform(0.5, 1.5, 6) * 0.02).astype(np.float32)
+ys1, yz1, ys2, yz2 = np.float32(0.09), np.uint8(120), np.float32(0.05), np.uint8(128)
+nodes = [
+    helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+    helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+    helper.make_node("Flatten", ["xd"], ["flat"], axis=1),
+    helper.make_node("DequantizeLinear", ["w1", "w1s", "w1z"], ["w1d"], axis=0),
+    helper.make_node("DequantizeLinear", ["b1", "b1s", "b1z"], ["b1d"], axis=0),
+    helper.make_node("Gemm", ["flat", "w1d", "b1d"], ["g"], transB=1),
+    helper.make_node("QuantizeLinear", ["g", "ys1", "yz1"], ["gq"]),
+    helper.make_node("DequantizeLinear", ["gq", "ys1", "yz1"], ["ya"]),
+    helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq2"]),
+    helper.make_node("DequantizeLinear", ["xq2", "xs", "xzp"], ["xd2"]),
+    helper.make_node("Transpose", ["xd2"], ["nhwc"], perm=[0, 2, 3, 1]),
+    helper.make_node("DequantizeLinear", ["w2", "w2s", "w2z"], ["w2d"], axis=1),
+    helper.make_node("MatMul", ["nhwc", "w2d"], ["mm"]),
+    helper.make_node("QuantizeLinear", ["mm", "ys2", "yz2"], ["mq"]),
+    helper.make_node("DequantizeLinear", ["mq", "ys2", "yz2"], ["yb"]),
+    helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq3"]),
+    helper.make_node("DequantizeLinear", ["xq3", "xs", "xzp"], ["xd3"]),
+    helper.make_node("Reshape", ["xd3", "shape"], ["r"]),
+    helper.make_node("QuantizeLinear", ["r", "xs", "xzp"], ["rq"]),
+    helper.make_node("DequantizeLinear", ["rq", "xs", "xzp"], ["yc"]),
+]
+inits = [t("xs", xs), t("xzp", xzp), t("w1", W1), t("w1s", W1s), t("w1z", np.zeros(5, np.int8)),
+         t("b1", B1), t("b1s", (xs * W1s).astype(np.float32)), t("b1z", np.zeros(5, np.int32)),
+         t("ys1", ys1), t("yz1", yz1), t("w2", W2), t("w2s", W2s), t("w2z", np.zeros(6, np.int8)),
+         t("ys2", ys2), t("yz2", yz2), t("shape", np.array([2, 48], np.int64))]
+graph = helper.make_graph(
+    nodes, "qdq_moves", [helper.make_tensor_value_info("x", F, [2, 3, 4, 4])],
+    [helper.make_tensor_value_info("ya", F, [2, 5]),
+     helper.make_tensor_value_info("yb", F, [2, 4, 4, 6]),
+     helper.make_tensor_value_info("yc", F, [2, 48])], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+onnx.checker.check_model(model)
+
+
+def moves_ref(x):
+    xq = quant(x, xs, xzp) - float(xzp)
+    pa = (xq.reshape(2, 48) @ W1.T.astype(np.float64) + B1) * (float(xs) * W1s.astype(np.float64)) / float(ys1)
+    pb = (xq.transpose(0, 2, 3, 1) @ W2.astype(np.float64)) * (float(xs) * W2s.astype(np.float64)) / float(ys2)
+    ya = (quant(pa * ys1, ys1, yz1) - float(yz1)) * ys1
+    yb = (quant(pb * ys2, ys2, yz2) - float(yz2)) * ys2
+    yc = (xq * xs).reshape(2, 48)
+    return pa, pb, ya, yb, yc
+
+
+rng = np.random.default_rng(16)
+for _ in range(1000):
+    x = rng.uniform(-4, 4, (2, 3, 4, 4)).astype(np.float32)
+    pa, pb, ya, yb, yc = moves_ref(x)
+    if far_from_ties(pa) and far_from_ties(pb):
+        break
+else:
+    raise SystemExit("qdq_moves: no input far from ties")
+save_case("qdq_moves", model, [("x", x)],
+          [("ya", ya.astype(np.float32)), ("yb", yb.astype(np.float32)),
+           ("yc", yc.astype(np.float32))])
 
 
 def qdq_chain(name, act, seed):

@@ -1,0 +1,2 @@
+ByaJ(мл,аgfBAgfФюgfBAq=
+Aмл,аgfBAHАZ@мл╛@мл,а
