@@ -14,6 +14,7 @@
 #include "core/ir.h"
 #include "hetrt/hetrt.h"
 #include "testcase/testcase.h"
+#include "kernels/kernel.h"
 #include "optimizer/optimizer.h"
 
 #include "common/opt_helpers.h"
@@ -138,6 +139,17 @@ static void check_numerics(const char *name, het_graph *g0, het_graph *g1) {
   ck_assert_msg(set > 0, "%s: no test data", name);
 }
 
+/* The cases whose counts assume Conv/MatMul/Gemm islands fused, which
+ * the optimizer does only where het_kernels_int8_fast(). */
+static bool fuses_int8(const opt_case *c) {
+  static const char *const dirs[] = {"qdq_conv", "qdq_matmul", "qdq_gemm",
+                                     "qdq_moves"};
+  for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+    if (strcmp(c->dir, dirs[i]) == 0 && c->level >= HET_OPT_EXTENDED)
+      return true;
+  return false;
+}
+
 /* ---- core ---- */
 
 START_TEST(test_case_counts_and_numerics) {
@@ -146,11 +158,14 @@ START_TEST(test_case_counts_and_numerics) {
   het_graph *g0 = load_graph(c->dir, HET_OPT_NONE, NULL);
   het_graph *g1 = load_graph(c->dir, c->level, &st);
   ck_assert_int_eq(st.nodes_before, g0->n_nodes);
-  ck_assert_msg(c->nodes < 0 || g1->n_nodes == c->nodes,
+  /* without fast int8 kernels the islands stay float: numerics only */
+  bool counts = !fuses_int8(c) || het_kernels_int8_fast();
+  ck_assert_msg(!counts || c->nodes < 0 || g1->n_nodes == c->nodes,
                 "%s level %d: %d nodes, want %d", c->dir, c->level,
                 g1->n_nodes, c->nodes);
   ck_assert_int_eq(st.nodes_after, g1->n_nodes);
-  for (int k = 0; k < 6 && c->ops[k].op; k++)
+  int max_ops = (int)(sizeof c->ops / sizeof c->ops[0]);
+  for (int k = 0; counts && k < max_ops && c->ops[k].op; k++)
     ck_assert_msg(opt_count_op(g1, c->ops[k].op) == c->ops[k].count,
                   "%s: %d %s nodes, want %d", c->dir,
                   opt_count_op(g1, c->ops[k].op), c->ops[k].op, c->ops[k].count);

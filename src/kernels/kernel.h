@@ -103,6 +103,12 @@ het_status het_kernel_fail(const het_kernel_ctx *ctx, het_status st,
 het_status het_kernel_take(het_kernel_ctx *ctx, size_t bytes, void **out);
 void het_kernel_give(het_kernel_ctx *ctx, void *p);
 
+/* Whether QLinearConv and QLinearMatMul with constant int8 weights run on
+ * oneDNN's int8 primitives here (built with oneDNN, a VNNI CPU); else
+ * they run on the exact but slow reference kernels, and the optimizer
+ * leaves QDQ Conv/MatMul/Gemm islands in float (linalg_qlinear.c). */
+bool het_kernels_int8_fast(void);
+
 /* NULL when no kernel exists for the op. */
 const het_kernel *het_kernel_find(const char *domain,
                                           const char *op_type);

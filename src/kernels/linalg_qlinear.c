@@ -14,6 +14,17 @@
 #include "core/dtype.h"
 #include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_kern.h"
+#ifdef HETRT_HAVE_DNNL
+#include "kernels/dnnl/qlinear_common.h"
+#endif
+
+bool het_kernels_int8_fast(void) {
+#ifdef HETRT_HAVE_DNNL
+  return het_dnnl_q8_usable();
+#else
+  return false;
+#endif
+}
 
 /* Zero point i of an optional (scalar or 1-D) zero-point input. */
 static int32_t zp_at(const het_tensor *zp, int64_t i) {

@@ -26,6 +26,7 @@
 #include "core/infer.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "kernels/kernel.h"
 #include "optimizer/opt_internal.h"
 #include "optimizer/opt_nlp.h"
 
@@ -184,6 +185,20 @@ static bool qdq_weight(het_opt *o, int w_dq, int axis, int *in,
   return true;
 }
 
+/* The weight in[3] (zero points in[5]) is what the fast int8 kernels
+ * take: int8 with all-zero zero points (symmetric, as quantizers write
+ * weights).  Others would run on the reference kernels, slower than the
+ * float island they replace. */
+static bool qdq_fast_weight(const het_graph *g, const int *in) {
+  const het_tensor *w = qdq_const(g, in[3]), *z = qdq_const(g, in[5]);
+  if (!w || w->dtype != HET_DTYPE_INT8 || !z)
+    return false;
+  for (int64_t i = 0; i < het_tensor_count(z); i++)
+    if (het_tensor_get_i64(z, i) != 0)
+      return false;
+  return true;
+}
+
 /* A zero point (0 of type) for a DQ that has none. */
 static het_status qdq_zero_point(het_opt *o, het_dtype type, int *id) {
   het_tensor *t;
@@ -303,7 +318,8 @@ static het_status qdq_gemm(het_opt *o, int qn, int c, int act, int *in,
       het_node_attr_int(op, "transA", 0) != 0 ||
       g->values[het_node_input(op, 0)].shape.rank != 2 ||
       g->values[wv].shape.rank != 2 ||
-      !qdq_weight(o, wv, trans_b ? 0 : 1, in, &ws))
+      !qdq_weight(o, wv, trans_b ? 0 : 1, in, &ws) ||
+      !qdq_fast_weight(g, in))
     return HET_OK;
   in[6] = het_node_input(&g->nodes[qn], 1);
   in[7] = het_node_input(&g->nodes[qn], 2);
@@ -382,7 +398,8 @@ static het_status qdq_try(het_opt *o, int qn) {
     return qdq_add(o, qn, c, act);
   bool conv = strcmp(op->op_type, "Conv") == 0;
   bool gemm = strcmp(op->op_type, "Gemm") == 0;
-  if ((!conv && !gemm && strcmp(op->op_type, "MatMul") != 0) || o->dead[c])
+  if ((!conv && !gemm && strcmp(op->op_type, "MatMul") != 0) || o->dead[c] ||
+      !het_kernels_int8_fast())
     return HET_OK;
   int xd = qdq_dq(o, het_node_input(op, 0));
   if (xd < 0)
@@ -398,9 +415,11 @@ static het_status qdq_try(het_opt *o, int qn) {
   if (gemm)
     return qdq_gemm(o, qn, c, act, in, xs);
   const het_tensor *ws = NULL;
+  /* 1-D and 2-D Convs, 2-D MatMul weights: what the fast kernels take */
   int w_rank = g->values[het_node_input(op, 1)].shape.rank;
-  if (w_rank < 2 || !qdq_weight(o, het_node_input(op, 1), conv ? 0 : w_rank - 1,
-                                in, &ws))
+  if ((conv ? w_rank < 3 || w_rank > 4 : w_rank != 2) ||
+      !qdq_weight(o, het_node_input(op, 1), conv ? 0 : w_rank - 1, in, &ws) ||
+      !qdq_fast_weight(g, in))
     return HET_OK;
   in[6] = het_node_input(q, 1);
   in[7] = yzv;
