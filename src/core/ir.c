@@ -483,7 +483,11 @@ het_status het_graph_fresh_value(het_graph *g, const char *base, int *id) {
 het_status het_graph_add_constant(het_graph *g, const char *base,
                                   het_tensor *t, int *id) {
   int v;
-  HET_TRY(het_graph_fresh_value(g, base, &v));
+  het_status st = het_graph_fresh_value(g, base, &v);
+  if (st != HET_OK) {
+    het_tensor_destroy(t);
+    return st;
+  }
   het_graph_set_constant(g, v, t);
   *id = v;
   return HET_OK;

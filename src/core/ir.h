@@ -145,7 +145,8 @@ het_status het_graph_add_node(het_graph *g, const het_node *node, int *id);
  * dtype and shape unknown (UNDEFINED, rank -1). */
 het_status het_graph_fresh_value(het_graph *g, const char *base, int *id);
 /* Interns a fresh value named after base holding t as a constant
- * initializer (the graph takes ownership of t on success). */
+ * initializer.  The graph takes ownership of t: on failure t is
+ * destroyed. */
 het_status het_graph_add_constant(het_graph *g, const char *base,
                                   het_tensor *t, int *id);
 /* Makes value v a constant holding t (graph owns t; a previous

@@ -100,16 +100,11 @@ static het_status het_opt_bn_apply(het_opt *o, int c, int n) {
   int w, b;
   het_status st = het_graph_add_constant(g, base, wt, &w);
   if (st != HET_OK) {
-    het_tensor_destroy(wt);
     het_tensor_destroy(bt);
     return st;
   }
   snprintf(base, sizeof base, "%.180s_bnfold_bias", g->nodes[c].name);
-  st = het_graph_add_constant(g, base, bt, &b);
-  if (st != HET_OK) {
-    het_tensor_destroy(bt);
-    return st;
-  }
+  HET_TRY(het_graph_add_constant(g, base, bt, &b));
   het_node *conv = &g->nodes[c];
   if (conv->n_inputs < 3) {
     int *in = het_arena_alloc(&g->arena, 3 * sizeof *in);

@@ -188,11 +188,7 @@ static het_status split_conv(het_opt *o, int c, int p) {
     char base[256];
     snprintf(base, sizeof base, "%.200s_w", n.name);
     HET_TRY(weight_slice(w, off, ch, &wi));
-    het_status st = het_graph_add_constant(g, base, wi, &io[1]);
-    if (st != HET_OK) {
-      het_tensor_destroy(wi);
-      return st;
-    }
+    HET_TRY(het_graph_add_constant(g, base, wi, &io[1]));
     off += ch;
     io[0] = cat.inputs[i];
     io[2] = i == 0 ? het_node_input(&conv, 2) : -1;

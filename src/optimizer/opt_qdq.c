@@ -150,10 +150,7 @@ static het_status qdq_bias_quantize(het_opt *o, const het_tensor *bf,
                                         : r < -INT32_MAX ? -INT32_MAX
                                         : isfinite(r)    ? r : 0);
   }
-  het_status st = het_graph_add_constant(o->g, "qdq_bias", t, id);
-  if (st != HET_OK)
-    het_tensor_destroy(t);
-  return st;
+  return het_graph_add_constant(o->g, "qdq_bias", t, id);
 }
 
 /* The weight's DQ: constant (u)int8 data, float32 scales (one, or one per
@@ -204,10 +201,7 @@ static het_status qdq_zero_point(het_opt *o, het_dtype type, int *id) {
   het_tensor *t;
   HET_TRY(het_tensor_create_empty(type, NULL, 0, &t));
   *(uint8_t *)t->data = 0;
-  het_status st = het_graph_add_constant(o->g, "qdq_zero_point", t, id);
-  if (st != HET_OK)
-    het_tensor_destroy(t);
-  return st;
+  return het_graph_add_constant(o->g, "qdq_zero_point", t, id);
 }
 
 /* DQ(a) + DQ(b) -> Add [-> act] -> Q(y) (node qn) into hetrt.QLinearAdd
@@ -253,10 +247,7 @@ static het_status qdq_shape_const(het_opt *o, const int64_t *v, int64_t n,
   het_tensor *t;
   HET_TRY(het_tensor_create_empty(HET_DTYPE_INT64, &n, 1, &t));
   memcpy(t->data, v, sizeof(int64_t) * (size_t)n);
-  het_status st = het_graph_add_constant(o->g, "qdq_shape", t, id);
-  if (st != HET_OK)
-    het_tensor_destroy(t);
-  return st;
+  return het_graph_add_constant(o->g, "qdq_shape", t, id);
 }
 
 /* Gemm's int8 weight (K x N, or N x K with transB) as an N x K x 1 x 1
@@ -273,10 +264,7 @@ static het_status qdq_gemm_weight(het_opt *o, bool trans_b, int *in) {
   for (int64_t i = 0; i < n; i++)
     for (int64_t j = 0; j < k; j++)
       dst[i * k + j] = trans_b ? src[i * k + j] : src[j * n + i];
-  het_status st = het_graph_add_constant(o->g, "qdq_gemm_weight", t, &in[3]);
-  if (st != HET_OK)
-    het_tensor_destroy(t);
-  return st;
+  return het_graph_add_constant(o->g, "qdq_gemm_weight", t, &in[3]);
 }
 
 /* A new node op(in) -> out named name (in the arena), opset of the

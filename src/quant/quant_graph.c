@@ -51,11 +51,7 @@ static het_status het_quant_constant(het_graph *g, const char *base,
                                      int rank, void **data, int *id) {
   het_tensor *t;
   HET_TRY(het_tensor_create_empty(dtype, dims, rank, &t));
-  het_status st = het_graph_add_constant(g, base, t, id);
-  if (st != HET_OK) {
-    het_tensor_destroy(t);
-    return st;
-  }
+  HET_TRY(het_graph_add_constant(g, base, t, id));
   memset(t->data, 0, t->nbytes);
   *data = t->data;
   return HET_OK;
