@@ -227,25 +227,38 @@ const char *het_dnnl_qmatmul_impl(const void *state) {
   return het_dnnl_q8_impl(pd);
 }
 
-het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done) {
-  qmm_state *s = ctx->state;
-  const het_tensor *a = ctx->inputs[IN_A], *b = ctx->inputs[IN_B];
-  het_tensor *y = ctx->outputs[0];
+/* Runs s's primitive for A's rows on a, b, y; *m = those rows, *done =
+ * false (HET_OK) when the tensors are not what s was prepared for, the
+ * cache is full or oneDNN refused: the reference runs them. */
+static het_status qmm_execute(het_kernel_ctx *ctx, qmm_state *s,
+                              const het_tensor *a, const het_tensor *b,
+                              het_tensor *y, int64_t *m, bool *done) {
   *done = false;
-  if (!s || !a || !b || !y || a->dtype != s->at || y->dtype != s->yt ||
+  if (!a || !b || !y || a->dtype != s->at || y->dtype != s->yt ||
       b->dtype != HET_DTYPE_INT8 || b->rank != 2 || b->dims[0] != s->k ||
       b->dims[1] != s->n)
     return HET_OK;
-  int64_t m = folded_rows(a->dims, a->rank, s->k);
-  if (m <= 0 || (size_t)(m * s->n) != y->nbytes)
+  *m = folded_rows(a->dims, a->rank, s->k);
+  if (*m <= 0 ||
+      (size_t)(*m * s->n) * het_dtype_size(s->yt) != y->nbytes)
     return HET_OK;
-  const qmm_entry *e = entry_get(s, m, b);
+  const qmm_entry *e = entry_get(s, *m, b);
   if (!e || !e->ok)
-    return HET_OK; /* cache full or refused: the reference */
+    return HET_OK;
   if (!het_dnnl_prim_execute(&e->p, a->data, NULL, y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
   *done = true;
   return HET_OK;
+}
+
+het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done) {
+  qmm_state *s = ctx->state;
+  int64_t m;
+  *done = false;
+  if (!s || s->integer)
+    return HET_OK;
+  return qmm_execute(ctx, s, ctx->inputs[IN_A], ctx->inputs[IN_B],
+                     ctx->outputs[0], &m, done);
 }
 
 /* MatMulInteger's inputs. */
@@ -285,23 +298,17 @@ het_status het_dnnl_mmint_prepare(const het_graph *graph, const het_node *node,
 
 het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done) {
   qmm_state *s = ctx->state;
-  const het_tensor *a = ctx->inputs[MI_A], *b = ctx->inputs[MI_B];
   const het_tensor *az = ctx->n_inputs > MI_AZ ? ctx->inputs[MI_AZ] : NULL;
   het_tensor *y = ctx->outputs[0];
+  int64_t m;
   *done = false;
-  if (!s || !s->integer || !a || !b || !y || a->dtype != s->at ||
-      y->dtype != HET_DTYPE_INT32 || b->rank != 2 || b->dims[0] != s->k ||
-      b->dims[1] != s->n || (az && (het_tensor_count(az) != 1 ||
-                                    az->dtype != s->at)))
+  if (!s || !s->integer ||
+      (az && (het_tensor_count(az) != 1 || az->dtype != s->at)))
     return HET_OK; /* a per-row zero point: the reference */
-  int64_t m = folded_rows(a->dims, a->rank, s->k);
-  if (m <= 0 || (size_t)(m * s->n) * sizeof(int32_t) != y->nbytes)
+  HET_TRY(qmm_execute(ctx, s, ctx->inputs[MI_A], ctx->inputs[MI_B], y, &m,
+                      done));
+  if (!*done)
     return HET_OK;
-  const qmm_entry *e = entry_get(s, m, b);
-  if (!e || !e->ok)
-    return HET_OK; /* cache full or refused: the reference */
-  if (!het_dnnl_prim_execute(&e->p, a->data, NULL, y->data))
-    return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN primitive failed");
   int32_t azp = az ? (int32_t)het_dtype_load_i64(az->dtype, az->data, 0) : 0;
   if (azp != 0) {
     int32_t *yd = y->data;
@@ -310,6 +317,5 @@ het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done) {
         yd[r * s->n + j] = (int32_t)((uint32_t)yd[r * s->n + j] -
                                      (uint32_t)azp * (uint32_t)s->colsum[j]);
   }
-  *done = true;
   return HET_OK;
 }
