@@ -37,6 +37,22 @@ def requant(acc, mult, yzp, ydt):
     return np.clip(r, info.min, info.max).astype(ydt)
 
 
+def save_case(name, graph, inputs, y):
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    with open(os.path.join(d, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    for i, (n, a) in enumerate(inputs):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i),
+                  "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+
+
 def qconv_case(name, x, xzp, w, ws, b, ys, yzp, ydt, stride, pads, group):
     """pads: [top, left, bottom, right]; ws: scalar or per output channel."""
     xs = np.float32(0.02)
@@ -75,35 +91,9 @@ def qconv_case(name, x, xzp, w, ws, b, ys, yzp, ydt, stride, pads, group):
                                        list(x.shape))],
         [helper.make_tensor_value_info("y", NP2ONNX[ydt], list(y.shape))],
         initializer=inits)
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    d = os.path.join(OUT, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for kind, n, a in (("input", "x", x), ("output", "y", y)):
-        with open(os.path.join(d, "test_data_set_0", kind + "_0.pb"),
-                  "wb") as f:
-            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    save_case(name, graph, [("x", x)], y)
     clipped = np.mean((y == np.iinfo(ydt).min) | (y == np.iinfo(ydt).max))
     assert clipped < 0.5 and len(np.unique(y)) > 30, (name, clipped)
-
-
-def save_case(name, graph, inputs, y):
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    d = os.path.join(OUT, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    with open(os.path.join(d, "model.onnx"), "wb") as f:
-        f.write(model.SerializeToString())
-    for i, (n, a) in enumerate(inputs):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i),
-                  "wb") as f:
-            f.write(numpy_helper.from_array(a, n).SerializeToString())
-    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(y, "y").SerializeToString())
 
 
 def mmint_case(name, a, azp, azp_input, b, bzp):
