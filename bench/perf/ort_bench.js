@@ -5,6 +5,7 @@
 // Usage: node ort_bench.js MODEL.onnx [--threads N] [--warmup W] [--runs R]
 'use strict';
 const ort = require('onnxruntime-node');
+const {timeRuns} = require('./ort_time.js');
 
 function parseArgs(argv) {
   const a = {model: null, threads: 1, warmup: 3, runs: 20};
@@ -51,18 +52,9 @@ async function main() {
   const createMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const feeds = {};
   for (const meta of s.inputMetadata) feeds[meta.name] = randomTensor(meta);
-  for (let i = 0; i < a.warmup; i++) await s.run(feeds);
-  const times = [];
-  for (let i = 0; i < a.runs; i++) {
-    const t = process.hrtime.bigint();
-    await s.run(feeds);
-    times.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  times.sort((x, y) => x - y);
-  const n = times.length;
-  const median = n % 2 ? times[(n - 1) / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-  console.log(JSON.stringify({median_ms: median, min_ms: times[0], session_create_ms: createMs,
-                              runs: n, threads: a.threads, ort: ort.env.versions.common}));
+  const t = await timeRuns(s, feeds, a.warmup, a.runs);
+  console.log(JSON.stringify({median_ms: t.median_ms, min_ms: t.min_ms, session_create_ms: createMs,
+                              runs: t.runs, threads: a.threads, ort: ort.env.versions.common}));
 }
 
 main().catch((e) => { console.error('ort_bench: ' + (e && e.stack ? e.stack : e)); process.exit(1); });

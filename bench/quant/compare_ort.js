@@ -17,6 +17,7 @@
 const fs = require('fs');
 const path = require('path');
 const ort = require(path.join(__dirname, '..', 'perf', 'node_modules', 'onnxruntime-node'));
+const {timeRuns} = require(path.join(__dirname, '..', 'perf', 'ort_time.js'));
 
 function parseArgs(argv) {
   const a = {model: null, dir: null, out: null, threads: 1, warmup: 3, runs: 0, output: true,
@@ -185,19 +186,9 @@ async function main() {
     }
   }
   if (a.runs > 0) {
-    const feeds = feedsOf(s, sets[0].files);
-    for (let i = 0; i < a.warmup; i++) await s.run(feeds);
-    const times = [];
-    for (let i = 0; i < a.runs; i++) {
-      const t = process.hrtime.bigint();
-      await s.run(feeds);
-      times.push(Number(process.hrtime.bigint() - t) / 1e6);
-    }
-    times.sort((x, y) => x - y);
-    const n = times.length;
-    const median = n % 2 ? times[(n - 1) / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-    console.log(JSON.stringify({median_ms: median, min_ms: times[0], session_create_ms: createMs,
-                                runs: n, threads: a.threads, sets: sets.length,
+    const t = await timeRuns(s, feedsOf(s, sets[0].files), a.warmup, a.runs);
+    console.log(JSON.stringify({median_ms: t.median_ms, min_ms: t.min_ms, session_create_ms: createMs,
+                                runs: t.runs, threads: a.threads, sets: sets.length,
                                 ort: ort.env.versions.common}));
   }
 }
