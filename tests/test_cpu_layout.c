@@ -209,36 +209,41 @@ START_TEST(test_plan_symbolic_batch) {
 }
 END_TEST
 
-static het_session *open_dyn(het_env *env, const char *layout,
-                             const char *level) {
+/* A session on dir/model.onnx with cpu.layout and optimization set. */
+static het_session *open_case(het_env *env, const char *dir,
+                              const char *layout, const char *level) {
   het_session_options *o;
   het_session *s = NULL;
+  char path[512];
+  snprintf(path, sizeof path, "%s/model.onnx", dir);
   ck_assert_int_eq(het_session_options_create(&o), HET_OK);
   ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
   ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
-  ck_assert_msg(het_session_create(env,
-                                   HETRT_TEST_DATA
-                                   "/optimizer/resnet_block_dyn/model.onnx",
-                                   o, &s) == HET_OK,
-                "%s", het_last_error());
+  ck_assert_msg(het_session_create(env, path, o, &s) == HET_OK, "%s",
+                het_last_error());
   het_session_options_destroy(o);
   return s;
 }
 
-/* Runs s on a batch of `batch`; outputs y1, y2 (caller owns). */
-static void run_dyn(het_session *s, int64_t batch, het_tensor **out) {
-  int64_t dims[4] = {batch, 12, 13, 13};
+/* Runs s on input "x" of dims [batch, c, hw, hw] holding a fixed pattern
+ * divided by div; n_out outputs (caller owns). */
+static void run_case(het_session *s, const int64_t *chw, int64_t batch,
+                     float div, int n_out, het_tensor **out) {
+  int64_t dims[4] = {batch, chw[0], chw[1], chw[2]};
   het_tensor *x;
   ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, 4, &x),
                    HET_OK);
   float *d = het_tensor_get_data(x);
   for (int64_t i = 0; i < het_tensor_get_count(x); i++)
-    d[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+    d[i] = (float)((i * 7919) % 2001 - 1000) / div;
   const char *name = "x";
-  ck_assert_msg(het_session_run(s, &name, &x, 1, NULL, 2, out) == HET_OK,
+  ck_assert_msg(het_session_run(s, &name, &x, 1, NULL, n_out, out) == HET_OK,
                 "batch %lld: %s", (long long)batch, het_last_error());
   het_tensor_destroy(x);
 }
+
+#define DYN HETRT_TEST_DATA "/optimizer/resnet_block_dyn"
+static const int64_t dyn_chw[3] = {12, 13, 13};
 
 /* Batches 1 to 11 on one session of a graph with a symbolic batch (more
  * shapes than a Conv caches primitives for): NHWC + fused (auto, all)
@@ -246,12 +251,12 @@ static void run_dyn(het_session *s, int64_t batch, het_tensor **out) {
 START_TEST(test_symbolic_batch_runs) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
-  het_session *ref = open_dyn(env, "nchw", "none");
-  het_session *fast = open_dyn(env, "auto", "all");
+  het_session *ref = open_case(env, DYN, "nchw", "none");
+  het_session *fast = open_case(env, DYN, "auto", "all");
   for (int64_t batch = 1; batch <= 11; batch++) {
     het_tensor *want[2], *got[2];
-    run_dyn(ref, batch, want);
-    run_dyn(fast, batch, got);
+    run_case(ref, dyn_chw, batch, 400.0f, 2, want);
+    run_case(fast, dyn_chw, batch, 400.0f, 2, got);
     for (int i = 0; i < 2; i++) {
       char msg[256];
       ck_assert_msg(het_testcase_compare(want[i], got[i], 1e-4, 1e-5, msg,
@@ -605,33 +610,11 @@ START_TEST(test_plan_qdq_chain) {
 }
 END_TEST
 
-static het_session *open_chain(het_env *env, const char *dir,
-                               const char *layout, const char *level) {
-  het_session_options *o;
-  het_session *s = NULL;
-  char path[512];
-  snprintf(path, sizeof path, "%s/model.onnx", dir);
-  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
-  ck_assert_int_eq(het_session_options_set(o, "cpu.layout", layout), HET_OK);
-  ck_assert_int_eq(het_session_options_set(o, "optimization", level), HET_OK);
-  ck_assert_msg(het_session_create(env, path, o, &s) == HET_OK, "%s",
-                het_last_error());
-  het_session_options_destroy(o);
-  return s;
-}
-
+/* The chain on a batch of `batch`: output y (caller owns). */
 static het_tensor *run_chain(het_session *s, int64_t batch) {
-  int64_t dims[4] = {batch, 8, 10, 10};
-  het_tensor *x, *y = NULL;
-  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, 4, &x),
-                   HET_OK);
-  float *d = het_tensor_get_data(x);
-  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
-    d[i] = (float)((i * 7919) % 2001 - 1000) / 330.0f;
-  const char *name = "x";
-  ck_assert_msg(het_session_run(s, &name, &x, 1, NULL, 1, &y) == HET_OK,
-                "batch %lld: %s", (long long)batch, het_last_error());
-  het_tensor_destroy(x);
+  static const int64_t chw[3] = {8, 10, 10};
+  het_tensor *y = NULL;
+  run_case(s, chw, batch, 330.0f, 1, &y);
   return y;
 }
 
@@ -639,9 +622,9 @@ static het_tensor *run_chain(het_session *s, int64_t batch) {
  * for): fused NHWC gives the fused NCHW bytes, and both stay within one
  * output step (c4's scale is at most 0.06) of the float QDQ graph. */
 static void check_chain_sessions(het_env *env, const char *dir) {
-  het_session *nhwc = open_chain(env, dir, "auto", "all");
-  het_session *nchw = open_chain(env, dir, "nchw", "all");
-  het_session *flt = open_chain(env, dir, "nchw", "none");
+  het_session *nhwc = open_case(env, dir, "auto", "all");
+  het_session *nchw = open_case(env, dir, "nchw", "all");
+  het_session *flt = open_case(env, dir, "nchw", "none");
   for (int64_t batch = 1; batch <= 11; batch++) {
     het_tensor *a = run_chain(nhwc, batch), *b = run_chain(nchw, batch);
     het_tensor *f = run_chain(flt, batch);
