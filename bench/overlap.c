@@ -17,6 +17,7 @@
  * HETRT_OVERLAP_TRACE=FILE writes the overlapped runs' Chrome trace.
  * Public API only.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>

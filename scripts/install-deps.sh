@@ -8,8 +8,9 @@ PACKAGES=(
   build-essential cmake pkg-config
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   libopenblas-dev libdnnl-dev libhwloc-dev libyaml-dev check
-  libonnx-testdata graphviz
-  python3 python3-onnx python3-numpy python3-torch python3-torchvision
+  libonnx-testdata graphviz doxygen chromium
+  python3 python3-dev python3-onnx python3-numpy python3-torch python3-torchvision
+  python3-setuptools python3-pytest python3-dask python3-distributed
 )
 
 missing=()

@@ -3,8 +3,10 @@
 # builds Release in build/, a sanitizer build (ASan+UBSan) in build-asan/ and
 # a ThreadSanitizer build in build-tsan/, runs the unit tests under each
 # sanitizer, then every CTest test of the Release build (unit, the ONNX
-# backend suites, whole models, resnet18).
-# Exits non-zero when anything fails; the output ends with ctest's summary.
+# backend suites, whole models, resnet18), then builds the Debian packages,
+# installs them, builds a program against them and removes them again
+# (tests/install/test_deb.sh).
+# Exits non-zero when anything fails.
 # Environment: HETRT_CMAKE_ARGS (extra configure arguments, word-split),
 # HETRT_BUILD_DIR (default build), HETRT_ASAN_DIR (default build-asan),
 # HETRT_TSAN_DIR (default build-tsan).
@@ -46,6 +48,8 @@ if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" >/dev/null &&
    cmake --build "$BUILD" -j"$JOBS"; then
   [ "$status" -ne 0 ] && echo "test.sh: note: a sanitizer stage above failed"
   (cd "$BUILD" && ctest -j"$JOBS" --output-on-failure) || status=1
+  step "Debian packages (cpack in $BUILD, apt-get install, use, remove)"
+  bash tests/install/test_deb.sh "$BUILD" || status=1
 else
   echo "test.sh: Release build FAILED"
   status=1

@@ -10,14 +10,14 @@
 if(NOT TARGET partview)
   return()
 endif()
-if(NOT HETRT_PYTHON)
-  set(HETRT_PYTHON /usr/bin/python3)
+if(NOT HETRT_PYTHON_EXE)
+  set(HETRT_PYTHON_EXE /usr/bin/python3)
 endif()
 
 add_test(NAME partview
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/partview/test_partview.sh $<TARGET_FILE:partview>)
 set_tests_properties(partview PROPERTIES LABELS unit TIMEOUT 300 SKIP_RETURN_CODE 77
-  ENVIRONMENT "HETRT_PYTHON=${HETRT_PYTHON}")
+  ENVIRONMENT "HETRT_PYTHON=${HETRT_PYTHON_EXE}")
 
 if(TEST models_generate)
   add_test(NAME partview_models
@@ -25,5 +25,5 @@ if(TEST models_generate)
             $<TARGET_FILE:partview> ${CMAKE_CURRENT_BINARY_DIR}/models)
   set_tests_properties(partview_models PROPERTIES LABELS models TIMEOUT 600
     SKIP_RETURN_CODE 77 FIXTURES_REQUIRED hetrt_models
-    ENVIRONMENT "HETRT_PYTHON=${HETRT_PYTHON}")
+    ENVIRONMENT "HETRT_PYTHON=${HETRT_PYTHON_EXE}")
 endif()

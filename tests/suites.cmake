@@ -12,7 +12,7 @@ endif()
 
 set(HETRT_BACKEND_DATA /usr/share/libonnx-testdata/data CACHE PATH
     "ONNX backend test data (Debian package libonnx-testdata)")
-set(HETRT_PYTHON /usr/bin/python3 CACHE FILEPATH
+set(HETRT_PYTHON_EXE /usr/bin/python3 CACHE FILEPATH
     "Python with onnx, numpy and torch, for generating whole-model fixtures")
 
 add_test(NAME cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_cli.sh $<TARGET_FILE:hetrt_cli>)
@@ -33,21 +33,21 @@ foreach(folder node pytorch-converted pytorch-operator simple)
 endforeach()
 
 # ---- whole-model fixtures ----------------------------------------------------------
-execute_process(COMMAND ${HETRT_PYTHON} -c "import torch, onnx, numpy"
+execute_process(COMMAND ${HETRT_PYTHON_EXE} -c "import torch, onnx, numpy"
   RESULT_VARIABLE HETRT_TORCH_RC OUTPUT_QUIET ERROR_QUIET)
 if(HETRT_TORCH_RC EQUAL 0)
   set(HETRT_MODELS_DIR ${CMAKE_CURRENT_BINARY_DIR}/models)
   add_test(NAME models_generate
-    COMMAND ${HETRT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/models/gen_models.py ${HETRT_MODELS_DIR})
+    COMMAND ${HETRT_PYTHON_EXE} ${CMAKE_CURRENT_SOURCE_DIR}/models/gen_models.py ${HETRT_MODELS_DIR})
   set_tests_properties(models_generate PROPERTIES LABELS models TIMEOUT 600
     FIXTURES_SETUP hetrt_models)
   add_test(NAME models COMMAND hetrt_cli test --fork --timeout 300 ${HETRT_MODELS_DIR})
   set_tests_properties(models PROPERTIES LABELS models TIMEOUT 900
     FIXTURES_REQUIRED hetrt_models)
   add_test(NAME resnet18
-    COMMAND ${HETRT_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/models/check_resnet18.py
+    COMMAND ${HETRT_PYTHON_EXE} ${CMAKE_CURRENT_SOURCE_DIR}/models/check_resnet18.py
             --hetrt $<TARGET_FILE:hetrt_cli> --work ${CMAKE_CURRENT_BINARY_DIR}/resnet18)
   set_tests_properties(resnet18 PROPERTIES LABELS models TIMEOUT 900)
 else()
-  message(STATUS "${HETRT_PYTHON} lacks torch/onnx/numpy: whole-model tests not registered")
+  message(STATUS "${HETRT_PYTHON_EXE} lacks torch/onnx/numpy: whole-model tests not registered")
 endif()
