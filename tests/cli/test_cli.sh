@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# test_cli.sh — end-to-end checks of the `hetrt` command line: exit codes,
-# the PASS/FAIL/SKIP lines and summary of `hetrt test`, --expected and
-# --list-passing, --fork, `hetrt run` outputs (.pb round trip through
-# `hetrt test`), missing-input errors, `hetrt bench`'s last line, and
+# test_cli.sh — end-to-end checks of the `hetrt` command line: --help,
+# --version and the exit codes of every command (0 ok, 1 failure, 2 usage,
+# with the option or file at fault named), the shared option names, the
+# progress line, the PASS/FAIL/SKIP lines and summary of `hetrt test`,
+# --expected and --list-passing, --fork, `hetrt run` outputs (.pb round trip
+# through `hetrt test`), missing-input errors, `hetrt bench`'s last line, and
 # `hetrt quantize` (input folders, methods, report, usage and model errors).
 # Usage: test_cli.sh PATH/TO/hetrt   (uses the ONNX backend node tests)
 set -u
@@ -44,13 +46,81 @@ cp "$NODE/test_abs/model.onnx" "$WORK/cases/bad_abs/"
 cp "$NODE/test_neg/test_data_set_0/"*.pb "$WORK/cases/bad_abs/test_data_set_0/"
 cp -r "$NODE/test_abs/." "$WORK/cases/good_abs/"
 
-echo "== usage errors"
-expect_rc 2 "$HETRT"
-expect_rc 2 "$HETRT" frobnicate
-expect_rc 0 "$HETRT" --help && expect_out "usage: hetrt"
-expect_rc 2 "$HETRT" test
-expect_rc 2 "$HETRT" test "$WORK/does-not-exist"
-expect_rc 2 "$HETRT" run "$NODE/test_abs/model.onnx" --threads 0
+expect_no_out() { [ ! -s "$WORK/out" ] || { fail "stdout not empty"; sed 's/^/  | /' "$WORK/out" | head -5; }; }
+expect_no_err() { [ ! -s "$WORK/err" ] || { fail "stderr not empty"; sed 's/^/  | /' "$WORK/err" | head -5; }; }
+# expect_usage OPTION CMD...: exit 2, one stderr line naming OPTION and the
+# command's --help, nothing on stdout.
+expect_usage() {
+  local opt=$1; shift
+  expect_rc 2 "$@" || return
+  expect_err "$opt"
+  expect_err "see 'hetrt $2 --help'$"
+  [ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "usage error of '$*' is not one line"
+  expect_no_out
+}
+
+echo "== hetrt --help, --version, commands"
+expect_rc 2 "$HETRT" && expect_err "^usage: hetrt COMMAND"
+expect_rc 0 "$HETRT" --help && {
+  expect_out "^usage: hetrt COMMAND"
+  for cmd in run test bench profile quantize; do expect_out "^  $cmd "; done
+  expect_no_err
+}
+expect_rc 0 "$HETRT" help && expect_out "^usage: hetrt COMMAND"
+expect_rc 0 "$HETRT" --version && {
+  expect_out "^hetrt [0-9]*\.[0-9]*\.[0-9]* (providers built: [a-z,]*cpu"
+  expect_no_err
+}
+expect_rc 2 "$HETRT" frobnicate && expect_err "unknown command 'frobnicate'; see 'hetrt --help'"
+expect_rc 2 "$HETRT" --frobnicate && expect_err "'--frobnicate'"
+
+echo "== every command: --help, -h, a bogus option, a missing value"
+for cmd in run test bench profile quantize; do
+  expect_rc 0 "$HETRT" "$cmd" --help && {
+    expect_out "^usage: hetrt $cmd "
+    expect_out "exit status: 0 ok, 1 failure"
+    expect_no_err
+    # the shared names, spelled and explained alike in every command
+    for opt in "--providers LIST" "--devices PROFILE" "--threads N" "--option KEY=VALUE" \
+               "--algorithm cost|priority" "--non-strict" "--node-times FILE"; do
+      expect_out "^  $opt"
+    done
+    long=$(awk 'length > 80' "$WORK/out")
+    [ -z "$long" ] || fail "hetrt $cmd --help has lines over 80 columns: $long"
+    cp "$WORK/out" "$WORK/help_$cmd"
+  }
+  # -h anywhere, even after a bad option, is help
+  expect_rc 0 "$HETRT" "$cmd" --bogus -h && cmp -s "$WORK/out" "$WORK/help_$cmd" ||
+    fail "hetrt $cmd --bogus -h is not the --help text"
+  expect_rc 0 "$HETRT" help "$cmd" && expect_out "^usage: hetrt $cmd "
+  expect_usage "unknown option '--bogus'" "$HETRT" "$cmd" x.onnx --bogus
+  expect_usage "--threads needs a value" "$HETRT" "$cmd" x.onnx --threads
+  expect_usage "--threads: 'x' is not an integer" "$HETRT" "$cmd" x.onnx --threads x
+  expect_usage "--algorithm: 'fastest' is not cost or priority" "$HETRT" "$cmd" x.onnx --algorithm fastest
+  expect_usage "--option expects KEY=VALUE" "$HETRT" "$cmd" x.onnx --option emu.mode
+  expect_usage "--non-strict takes no value" "$HETRT" "$cmd" x.onnx --non-strict=yes
+done
+# options of one command are not silently taken by another
+expect_usage "unknown option '--fork'" "$HETRT" run "$NODE/test_abs/model.onnx" --fork
+expect_usage "unknown option '--input'" "$HETRT" test "$NODE/test_abs" --input x=y.pb
+expect_usage "unknown option '-o'" "$HETRT" bench "$NODE/test_abs/model.onnx" -o t.json
+expect_usage "no MODEL given" "$HETRT" run
+expect_usage "no MODEL given" "$HETRT" bench
+expect_usage "no DIR given" "$HETRT" test
+expect_usage "--threads: '0' is not an integer >= 1" "$HETRT" run "$NODE/test_abs/model.onnx" --threads 0
+expect_usage "--runs: '0' is not an integer >= 1" "$HETRT" bench "$NODE/test_abs/model.onnx" --runs 0
+expect_usage "--optimization: 'most'" "$HETRT" run "$NODE/test_abs/model.onnx" --optimization most
+expect_usage "--option: unknown session option 'nosuch'" "$HETRT" run "$NODE/test_abs/model.onnx" --option nosuch=1
+expect_usage "--dim: 'x' is not an integer" "$HETRT" bench "$NODE/test_abs/model.onnx" --dim N=x
+expect_usage "-o needs a value" "$HETRT" profile "$NODE/test_add/model.onnx" -o
+expect_usage "--timeout: 'soon'" "$HETRT" test "$NODE/test_abs" --timeout soon
+
+echo "== every command: a missing model or folder is a failure naming it"
+for cmd in run bench profile; do
+  expect_rc 1 "$HETRT" "$cmd" "$WORK/no-model.onnx" && expect_err "no-model.onnx"
+done
+expect_rc 1 "$HETRT" quantize "$WORK/no-model.onnx" -o "$WORK/q.onnx" --random 1 && expect_err "no-model.onnx"
+expect_rc 1 "$HETRT" test "$WORK/does-not-exist" && expect_err "does-not-exist"
 
 echo "== hetrt test: pass, fail, skip and the summary line"
 expect_rc 0 "$HETRT" test "$NODE/test_abs" "$NODE/test_add" "$NODE/test_bernoulli" && {
@@ -58,7 +128,17 @@ expect_rc 0 "$HETRT" test "$NODE/test_abs" "$NODE/test_add" "$NODE/test_bernoull
   expect_out "^PASS test_add$"
   expect_out "^SKIP test_bernoulli: .*Bernoulli"
   expect_last "^2 passed, 0 failed, 1 skipped$"
+  # stderr is no terminal here: no progress line, no carriage returns
+  expect_no_err
 }
+# On a terminal (script(1) gives stderr one) the progress line names each case.
+if command -v script >/dev/null 2>&1 &&
+   script -q -c "'$HETRT' test '$NODE/test_abs' '$NODE/test_add' >/dev/null" "$WORK/tty.log" >/dev/null 2>&1; then
+  grep -q $'\r\[1/2\] test_abs' "$WORK/tty.log" && grep -q $'\r\[2/2\] test_add' "$WORK/tty.log" ||
+    fail "no '[1/2] test_abs' progress line on a terminal: $(tr '\r\033' '~^' <"$WORK/tty.log" | head -3)"
+else
+  echo "note: script(1) not usable: the terminal progress line is not checked"
+fi
 expect_rc 1 "$HETRT" test "$WORK/cases" && {
   expect_out "^FAIL bad_abs: "
   expect_out "^PASS good_abs$"
@@ -93,7 +173,6 @@ cp "$WORK/run_out/output_0.pb" "$WORK/roundtrip/rt_abs/test_data_set_0/" 2>/dev/
 expect_rc 0 "$HETRT" test "$WORK/roundtrip" && expect_last "^1 passed, 0 failed, 0 skipped$"
 expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" "$NODE/test_add/test_data_set_0/input_0.pb" && expect_err "missing input 'y'"
 expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" --input "nosuch=$NODE/test_add/test_data_set_0/input_0.pb" && expect_err "nosuch"
-expect_rc 1 "$HETRT" run "$WORK/no-model.onnx" && expect_err "no-model.onnx"
 expect_rc 1 "$HETRT" run "$NODE/test_abs/model.onnx" "$WORK/no-input.pb" && expect_err "no-input.pb"
 
 echo "== hetrt bench"
@@ -114,7 +193,6 @@ assert len(adds) == 2 and all(e["dur"] >= 0 and "provider" in e["args"] for e in
 assert any(e.get("ph") == "M" and e["args"]["name"] == "cpu compute" for e in events)
 PY
 }
-expect_rc 2 "$HETRT" profile "$NODE/test_add/model.onnx" -o
 
 echo "== placement options"
 expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --runs 1 --providers emu,cpu --explain \
@@ -122,7 +200,6 @@ expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --runs 1 --providers emu,
   expect_out "placement report"
   expect_out "estimated latency: cost"
 }
-expect_rc 1 "$HETRT" bench "$NODE/test_add/model.onnx" --algorithm fastest && expect_err "fastest"
 expect_rc 1 "$HETRT" bench "$NODE/test_add/model.onnx" --providers cuda,cpu && expect_err "cuda"
 expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --runs 1 --providers cuda,cpu --non-strict --explain &&
   expect_out "provider 'cuda' skipped"
@@ -147,7 +224,8 @@ expect_rc 0 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q.onnx" --data "$WORK/
   expect_out "output 'y': cosine 0.9"
   expect_out "worst 8 of 8 quantized tensors by SQNR"
   expect_err "calibrating on 4 input sets"
-  expect_err "calibrate: histograms: 4/4"
+  expect_err "^calibrate: histograms: 4/4$"
+  grep -q $'\r' "$WORK/err" && fail "quantize wrote carriage returns off a terminal"
   expect_rc 0 "$HETRT" run "$WORK/q.onnx" "$WORK/qdata/test_data_set_0/input_0.pb" &&
     expect_out "output 0 'y': float32 \[1,10\]"
 }
@@ -164,10 +242,15 @@ expect_rc 0 "$HETRT" quantize "$QDATA/matmul.onnx" -o "$WORK/qd.onnx" --dynamic 
   expect_out "quantized 1 MatMuls dynamically"
   expect_out "on 2 evaluation inputs"
 }
-expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx"
-expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" --random 2
-expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --random 2 --method kl &&
-  expect_err "unknown method 'kl'"
+expect_usage "give --data DIR or --random N" "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx"
+expect_usage "no -o OUT.onnx given" "$HETRT" quantize "$QDATA/cnn.onnx" --random 2
+expect_usage "--data and --random exclude each other" "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" \
+  --random 2 --data "$WORK/qdata"
+expect_usage "--method: 'kl' is not minmax, percentile or entropy" "$HETRT" quantize "$QDATA/cnn.onnx" \
+  -o "$WORK/q4.onnx" --random 2 --method kl
+# a value only the quantizer can judge: still a usage error, after loading
+expect_rc 2 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --random 2 --percentile 150 &&
+  expect_err "^hetrt quantize: --percentile: .*'150'.*; see 'hetrt quantize --help'$"
 expect_rc 1 "$HETRT" quantize "$QDATA/cnn9.onnx" -o "$WORK/q4.onnx" --random 2 &&
   expect_err "opset 9"
 expect_rc 1 "$HETRT" quantize "$QDATA/add.onnx" -o "$WORK/q4.onnx" --data "$WORK/qflat" &&

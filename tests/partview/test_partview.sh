@@ -4,7 +4,8 @@
 # npu profile exist, on emu,cpu; JSON parses and names every model node
 # with op_type/provider/reason; the made model's memory figures (arena,
 # intermediates without reuse, weights) equal hand-computed sizes; DOT has one node per report node and parses
-# with graphviz when installed; HTML is self-contained; -o; error exits.
+# with graphviz when installed; HTML is self-contained; -o; --help,
+# --version and the exit codes (0 ok, 1 failure, 2 usage).
 # Usage: test_partview.sh PATH/TO/partview [MODELS_DIR]
 #   without MODELS_DIR: a small CNN made by make_model.py, plus error cases;
 #   with MODELS_DIR: every MODELS_DIR/*/model.onnx (tests/models fixtures).
@@ -224,14 +225,45 @@ pv 0 "$MODEL" --providers cpu --format json -o "$WORK/file.json" &&
   { tr -d '0-9.e+-' <"$WORK/file.json" | cmp -s "$WORK/stdout.json" - ||
     fail "-o output differs from stdout"; }
 
-# Errors and usage.
-pv 0 --help && has_out "usage: partview MODEL" "--help"
-pv 2 && has_err "no MODEL" "no arguments"
-pv 2 "$MODEL" --bogus && has_err "'--bogus'" "--bogus"
-pv 2 "$MODEL" --format && has_err "needs a value" "--format without value"
-pv 1 "$MODEL" --format xml && has_err "'xml'" "--format xml"
+# Errors and usage: 0 ok, 1 failure, 2 usage error (one stderr line naming
+# the option and 'partview --help', nothing on stdout).
+pv 0 --help && {
+  has_out "^usage: partview MODEL" "--help"
+  has_out "exit status: 0 ok, 1 failure" "--help"
+  # the option names and values shared with `hetrt` (tools/hetrt/options.c)
+  for opt in "--providers LIST" "--devices PROFILE" "--threads N" "--option KEY=VALUE" \
+             "--algorithm cost|priority" "--non-strict" "--node-times FILE" \
+             "--optimization none|basic|extended|all" "-o, --output FILE" "--format text|json|dot|html"; do
+    has_out "^  $opt" "--help"
+  done
+  [ -s "$WORK/err" ] && fail "--help wrote to stderr"
+  [ -z "$(awk 'length > 80' "$WORK/out")" ] || fail "--help has lines over 80 columns"
+  cp "$WORK/out" "$WORK/help.txt"
+}
+pv 0 "$MODEL" --bogus -h && { cmp -s "$WORK/out" "$WORK/help.txt" || fail "-h after a bad option is not --help"; }
+pv 0 --version && has_out "^partview (hetrt [0-9]*\.[0-9]*\.[0-9]*, providers built: [a-z,]*cpu" "--version"
+# usage WHAT ARGS...: exit 2, stderr one line with WHAT and the help pointer.
+usage() {
+  local what=$1; shift
+  pv 2 "$@" || return
+  has_err "$what" "partview $*"
+  has_err "; see 'partview --help'$" "partview $*"
+  [ "$(wc -l <"$WORK/err")" -eq 1 ] || fail "usage error of 'partview $*' is not one line"
+  [ -s "$WORK/out" ] && fail "usage error of 'partview $*' wrote to stdout"
+}
+usage "no MODEL given"
+usage "unknown option '--bogus'" "$MODEL" --bogus
+usage "--format needs a value" "$MODEL" --format
+usage "--format: 'xml' is not text, json, dot or html" "$MODEL" --format xml
+usage "--algorithm: 'fast' is not cost or priority" "$MODEL" --algorithm fast
+usage "--optimization: 'max'" "$MODEL" --optimization max
+usage "--threads: 'x' is not an integer >= 1" "$MODEL" --threads x
+usage "--option: unknown session option 'nosuch'" "$MODEL" --option nosuch=1
+usage "unexpected argument 'extra.onnx'" "$MODEL" extra.onnx
 pv 1 "$WORK/missing.onnx" && has_err "missing.onnx" "missing model"
-pv 1 "$MODEL" --algorithm fast && has_err "algorithm" "--algorithm fast"
+# several profiles after one --devices, then the model
+[ -f "$NPU" ] && pv 0 --providers emu,cpu --devices "$NPU" "$SRC/configs/devices/cpu.yaml" "$MODEL" &&
+  has_out "^estimated latency: cost" "--devices A.yaml B.yaml MODEL"
 pv 1 "$MODEL" --providers tpu,cpu && has_err "tpu" "--providers tpu,cpu"
 pv 1 "$MODEL" --providers emu,cpu --devices "$WORK/nope.yaml" && has_err "nope.yaml" "missing profile"
 pv 1 "$MODEL" -o "$WORK/no/such/dir/x.txt" && has_err "cannot open" "-o into a missing folder"

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "hetrt/quantize.h"
@@ -24,119 +23,151 @@ typedef struct quant_args {
   long random;     /* 0: none */
   size_t n_eval;   /* evaluation inputs given to the quantizer */
   bool dynamic;    /* --dynamic: input sets only feed the report */
-  size_t n_set;    /* quantizer options, key=value */
-  const char *set_key[16], *set_value[16];
+  size_t n_set;    /* quantizer options, key=value, and the option that set each */
+  const char *set_key[16], *set_value[16], *set_opt[16];
 } quant_args;
 
-static const char quant_usage[] =
-    "usage: hetrt quantize MODEL -o OUT.onnx (--data DIR | --random N | --dynamic)\n"
-    "         [--eval-data DIR] [--holdout N] [--method minmax|percentile|entropy]\n"
-    "         [--percentile P] [--per-tensor] [--activation-type uint8|int8]\n"
-    "         [--exclude-op-types A,B] [--exclude-nodes GLOB,...]\n"
-    "         [--providers LIST] [--threads N] [--dim NAME=V]\n";
+#define QUANT_PROG "hetrt quantize"
 
-static bool quant_set(quant_args *a, const char *key, const char *value) {
+static bool quant_set(quant_args *a, const char *opt, const char *key, const char *value) {
   if (a->n_set == sizeof a->set_key / sizeof a->set_key[0])
     return false;
+  a->set_opt[a->n_set] = opt;
   a->set_key[a->n_set] = key;
   a->set_value[a->n_set++] = value;
   return true;
 }
 
-/* Options that map to a quantizer key. */
-static const struct {
-  const char *opt, *key;
-} quant_keyed[] = {
-    {"--method", "method"},
-    {"--percentile", "percentile"},
-    {"--activation-type", "activation_type"},
-    {"--exclude-op-types", "exclude_op_types"},
-    {"--exclude-nodes", "exclude_nodes"},
+enum {
+  QUANT_OUTPUT = 1, QUANT_DATA, QUANT_EVAL_DATA, QUANT_HOLDOUT, QUANT_RANDOM, QUANT_DYNAMIC,
+  QUANT_METHOD, QUANT_PERCENTILE, QUANT_PER_TENSOR, QUANT_ACTIVATION_TYPE,
+  QUANT_EXCLUDE_OP_TYPES, QUANT_EXCLUDE_NODES,
 };
 
-static int quant_parse(int argc, char **argv, quant_args *a) {
-  a->holdout = -1;
-  for (int i = 1; i < argc; i++) {
-    bool missing = false, keyed = false;
-    const char *v;
-    int r = cli_parse_common(argc, argv, &i, &a->common);
-    if (r < 0)
-      return 2;
-    if (r > 0)
-      continue;
-    for (size_t k = 0; k < sizeof quant_keyed / sizeof quant_keyed[0] && !keyed; k++)
-      if ((v = cli_opt_value(argc, argv, &i, quant_keyed[k].opt, &missing)))
-        keyed = quant_set(a, quant_keyed[k].key, v);
-    if (keyed)
-      continue;
-    if (missing)
-      return 2;
-    if ((v = cli_opt_value(argc, argv, &i, "-o", &missing)) ||
-        (v = cli_opt_value(argc, argv, &i, "--output", &missing))) {
-      a->out = v;
-    } else if ((v = cli_opt_value(argc, argv, &i, "--data", &missing))) {
-      a->data = v;
-    } else if ((v = cli_opt_value(argc, argv, &i, "--eval-data", &missing))) {
-      a->eval_data = v;
-    } else if ((v = cli_opt_value(argc, argv, &i, "--holdout", &missing))) {
-      if (!cli_parse_int("--holdout", v, 0, &a->holdout))
-        return 2;
-    } else if ((v = cli_opt_value(argc, argv, &i, "--random", &missing))) {
-      if (!cli_parse_int("--random", v, 1, &a->random))
-        return 2;
-    } else if (missing) {
-      return 2;
-    } else if (strcmp(argv[i], "--dynamic") == 0) {
-      a->dynamic = true;
-      quant_set(a, "mode", "dynamic");
-    } else if (strcmp(argv[i], "--per-tensor") == 0) {
-      quant_set(a, "per_channel", "false");
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      fprintf(stderr, "hetrt quantize: unknown option '%s'\n\n%s", argv[i], quant_usage);
-      return 2;
-    } else if (!a->model) {
-      a->model = argv[i];
-    } else {
-      fprintf(stderr, "hetrt quantize: unexpected argument '%s'\n\n%s", argv[i], quant_usage);
-      return 2;
-    }
+static const cli_option quant_options[] = {
+    {.id = QUANT_OUTPUT, .name = "--output", .alias = "-o", .kind = CLI_ARG_TEXT,
+     .metavar = "OUT.onnx", .help = "where the quantized model goes (required)"},
+    {.id = QUANT_DYNAMIC, .name = "--dynamic", .kind = CLI_ARG_FLAG,
+     .help = "DynamicQuantizeLinear + MatMulInteger for the\n"
+             "MatMuls with constant weights; no calibration"},
+    {.id = QUANT_METHOD, .name = "--method", .kind = CLI_ARG_TEXT,
+     .metavar = "minmax|percentile|entropy", .choice = true,
+     .help = "activation range method (default percentile)"},
+    {.id = QUANT_PERCENTILE, .name = "--percentile", .kind = CLI_ARG_TEXT, .metavar = "P",
+     .help = "share of values kept by --method percentile\n(default 99.999)"},
+    {.id = QUANT_PER_TENSOR, .name = "--per-tensor", .kind = CLI_ARG_FLAG,
+     .help = "one weight scale per tensor instead of per channel"},
+    {.id = QUANT_ACTIVATION_TYPE, .name = "--activation-type", .kind = CLI_ARG_TEXT,
+     .metavar = "uint8|int8", .choice = true, .help = "type of quantized activations (default uint8)"},
+    {.id = QUANT_EXCLUDE_OP_TYPES, .name = "--exclude-op-types", .kind = CLI_ARG_TEXT,
+     .metavar = "A,B", .help = "op types to leave in float"},
+    {.id = QUANT_EXCLUDE_NODES, .name = "--exclude-nodes", .kind = CLI_ARG_TEXT,
+     .metavar = "GLOB,...", .help = "node names (globs) to leave in float"},
+    {0},
+};
+
+static const cli_option quant_input_options[] = {
+    {.id = QUANT_DATA, .name = "--data", .kind = CLI_ARG_TEXT, .metavar = "DIR",
+     .help = "calibration inputs: test_data_set_N/input_K.pb\n"
+             "folders, or one .pb per set (single-input model)"},
+    {.id = QUANT_RANDOM, .name = "--random", .kind = CLI_ARG_INT, .metavar = "N", .min = 1,
+     .help = "calibrate on N random normal input sets instead\n"
+             "(with a warning: the ranges then fit noise)"},
+    {.id = QUANT_EVAL_DATA, .name = "--eval-data", .kind = CLI_ARG_TEXT, .metavar = "DIR",
+     .help = "inputs for the accuracy report (layout as --data)"},
+    {.id = QUANT_HOLDOUT, .name = "--holdout", .kind = CLI_ARG_INT, .metavar = "N", .min = 0,
+     .help = "without --eval-data, keep N --data sets for the\n"
+             "report (default a fifth; 0: no report)"},
+    {0},
+};
+
+/* Options that map to a quantizer key. */
+static const struct {
+  int id;
+  const char *key;
+} quant_keyed[] = {
+    {QUANT_METHOD, "method"},
+    {QUANT_PERCENTILE, "percentile"},
+    {QUANT_ACTIVATION_TYPE, "activation_type"},
+    {QUANT_EXCLUDE_OP_TYPES, "exclude_op_types"},
+    {QUANT_EXCLUDE_NODES, "exclude_nodes"},
+};
+
+static int quant_handle(void *ctx, const cli_command *cmd, const cli_option *opt,
+                        const cli_value *v) {
+  quant_args *a = ctx;
+  if (!opt) {
+    if (a->model)
+      return cli_usage_error(cmd->prog, "unexpected argument '%s' (MODEL is '%s')", v->text,
+                             a->model);
+    a->model = v->text;
+    return 0;
   }
-  if (!a->model || !a->out || (a->data && a->random) ||
-      (!a->dynamic && !a->data && !a->random)) {
-    fprintf(stderr, "%s%s", !a->model || !a->out ? "" :
-            "hetrt quantize: give exactly one of --data DIR and --random N\n", quant_usage);
-    return 2;
+  for (size_t k = 0; k < sizeof quant_keyed / sizeof quant_keyed[0]; k++)
+    if (quant_keyed[k].id == opt->id)
+      return quant_set(a, opt->name, quant_keyed[k].key, v->text)
+                 ? 0 : cli_usage_error(cmd->prog, "too many quantizer options");
+  switch (opt->id) {
+  case QUANT_OUTPUT: a->out = v->text; break;
+  case QUANT_DATA: a->data = v->text; break;
+  case QUANT_EVAL_DATA: a->eval_data = v->text; break;
+  case QUANT_HOLDOUT: a->holdout = v->number; break;
+  case QUANT_RANDOM: a->random = v->number; break;
+  case QUANT_DYNAMIC:
+    a->dynamic = true;
+    quant_set(a, opt->name, "mode", "dynamic");
+    break;
+  case QUANT_PER_TENSOR: quant_set(a, opt->name, "per_channel", "false"); break;
   }
   return 0;
 }
 
+/* Returns CLI_CONTINUE or the exit status. */
+static int quant_parse(int argc, char **argv, quant_args *a) {
+  const cli_group groups[] = {
+      {"quantize options", quant_options, quant_handle, a},
+      {"input sets", quant_input_options, quant_handle, a},
+      {"generated inputs", cli_dim_options, cli_common_handle, &a->common},
+      {"session options (calibration and evaluation runs)", cli_session_options,
+       cli_common_handle, &a->common},
+  };
+  const cli_command cmd = {
+      .prog = QUANT_PROG,
+      .synopsis = "MODEL -o OUT.onnx (--data DIR | --random N | --dynamic)\n"
+                  "             [options]",
+      .about = "int8 post-training quantization into a QDQ model (docs/quantize.md):\n"
+               "calibrates on the input sets, writes OUT.onnx, then prints an accuracy\n"
+               "report on inputs held apart from calibration.  On a terminal, stderr\n"
+               "shows the calibration's progress; elsewhere a line per tenth.",
+      .examples = "  hetrt quantize model.onnx -o model.int8.onnx --data calib/ --method entropy\n"
+                  "  hetrt quantize bert.onnx -o bert.dyn.onnx --dynamic --data eval/\n",
+      .groups = groups,
+      .n_groups = sizeof groups / sizeof groups[0],
+  };
+  a->holdout = -1;
+  int rc = cli_parse(&cmd, argc, argv);
+  if (rc != CLI_CONTINUE)
+    return rc;
+  if (!a->model)
+    return cli_usage_error(QUANT_PROG, "no MODEL given");
+  if (!a->out)
+    return cli_usage_error(QUANT_PROG, "no -o OUT.onnx given");
+  if (a->data && a->random)
+    return cli_usage_error(QUANT_PROG, "--data and --random exclude each other");
+  if (!a->dynamic && !a->data && !a->random)
+    return cli_usage_error(QUANT_PROG, "give --data DIR or --random N (or --dynamic)");
+  return CLI_CONTINUE;
+}
+
 /* ---- progress ---- */
 
-typedef struct quant_progress {
-  bool tty;
-  const char *phase;
-  int last_step; /* tenths printed (plain lines) */
-} quant_progress;
-
+/* The quantizer's progress callback: one cli_progress line per phase, kept
+ * on the terminal when the phase ends. */
 static void quant_on_progress(void *ctx, const char *phase, size_t done, size_t total) {
-  quant_progress *p = ctx;
-  if (p->phase != phase) {
-    p->phase = phase;
-    p->last_step = -1;
-  }
-  if (p->tty) {
-    int w = 30, fill = (int)(w * done / total);
-    fprintf(stderr, "\r%-22s [%.*s%*s] %zu/%zu", phase, fill,
-            "##############################", w - fill, "", done, total);
-    if (done == total)
-      fputc('\n', stderr);
-    return;
-  }
-  int step = (int)(10 * done / total);
-  if (step != p->last_step) {
-    p->last_step = step;
-    fprintf(stderr, "%s: %zu/%zu\n", phase, done, total);
-  }
+  cli_progress *p = ctx;
+  cli_progress_show(p, done, total, phase);
+  if (done == total)
+    cli_progress_end(p, true);
 }
 
 /* ---- inputs ---- */
@@ -327,18 +358,18 @@ static void quant_print_warnings(const het_quantizer *q, size_t *shown) {
 static int quant_run(quant_args *a, het_env *env, het_session_options *o) {
   het_session *s = NULL;
   het_quantizer *q = NULL;
-  quant_progress prog = {.tty = isatty(2) != 0};
+  cli_progress prog;
   size_t warned = 0;
-  int rc = 1;
+  int rc = CLI_EXIT_FAILURE;
+  cli_progress_init(&prog, true);
   if (het_session_create(env, a->model, o, &s) != HET_OK ||
       het_quantizer_create(env, a->model, o, &q) != HET_OK) {
-    fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
+    cli_print_load_error(QUANT_PROG, a->model);
     goto done;
   }
   for (size_t i = 0; i < a->n_set; i++)
     if (het_quantizer_set(q, a->set_key[i], a->set_value[i]) != HET_OK) {
-      fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
-      rc = 2;
+      rc = cli_usage_error(QUANT_PROG, "%s: %s", a->set_opt[i], het_last_error());
       goto done;
     }
   if ((a->data || a->random) &&
@@ -362,12 +393,12 @@ static int quant_run(quant_args *a, het_env *env, het_session_options *o) {
   if (a->n_eval == 0) {
     printf("no accuracy report: no input was held apart (give --eval-data DIR, or more than "
            "one input set without --holdout 0)\n");
-    rc = 0;
+    rc = CLI_EXIT_OK;
   } else if (het_quantizer_get_node_count(q) == 0) {
-    rc = 0;
+    rc = CLI_EXIT_OK;
   } else if (het_quantizer_evaluate(q, &report) == HET_OK) {
     fputs(report, stdout);
-    rc = 0;
+    rc = CLI_EXIT_OK;
   } else {
     fprintf(stderr, "hetrt quantize: evaluation: %s\n", het_last_error());
   }
@@ -381,21 +412,18 @@ done:
 
 int cli_cmd_quantize(int argc, char **argv) {
   quant_args a = {0};
-  int rc = quant_parse(argc, argv, &a);
-  if (rc != 0) {
-    cli_common_clear(&a.common);
-    return rc;
-  }
   het_env *env = NULL;
   het_session_options *o = NULL;
+  int rc = quant_parse(argc, argv, &a);
+  if (rc != CLI_CONTINUE || (rc = cli_make_options(&a.common, QUANT_PROG, &o)) != 0)
+    goto done;
   if (het_env_create(&env) != HET_OK) {
     fprintf(stderr, "hetrt quantize: %s\n", het_last_error());
-    rc = 1;
-  } else if (!(o = cli_make_options(&a.common))) {
-    rc = 1;
+    rc = CLI_EXIT_FAILURE;
   } else {
     rc = quant_run(&a, env, o);
   }
+done:
   het_session_options_destroy(o);
   het_env_destroy(env);
   cli_common_clear(&a.common);

@@ -19,37 +19,57 @@ typedef struct run_args {
   size_t n_positional;
 } run_args;
 
-static int run_parse(int argc, char **argv, run_args *a) {
-  for (int i = 1; i < argc; i++) {
-    bool missing = false;
-    const char *v;
-    int r = cli_parse_common(argc, argv, &i, &a->common);
-    if (r < 0)
-      return 2;
-    if (r > 0)
-      continue;
-    if ((v = cli_opt_value(argc, argv, &i, "--output-dir", &missing))) {
-      a->output_dir = v;
-    } else if (missing) {
-      return 2;
-    } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-      fprintf(stderr, "hetrt run: unknown option '%s'\n", argv[i]);
-      return 2;
-    } else if (!a->model) {
-      a->model = argv[i];
-    } else if (a->n_positional < CLI_MAX_ARGS) {
-      a->positional[a->n_positional++] = argv[i];
-    } else {
-      fprintf(stderr, "hetrt run: too many input files (max %d)\n", CLI_MAX_ARGS);
-      return 2;
-    }
-  }
-  if (!a->model) {
-    fprintf(stderr, "usage: hetrt run MODEL [FILE.pb ...] [--input NAME=FILE.pb ...] "
-                    "[--output-dir DIR] [--providers LIST] [--threads N] [-v]\n");
-    return 2;
+#define RUN_PROG "hetrt run"
+
+enum { RUN_OUTPUT_DIR = 1 };
+
+static const cli_option run_options[] = {
+    {.id = RUN_OUTPUT_DIR, .name = "--output-dir", .kind = CLI_ARG_TEXT, .metavar = "DIR",
+     .help = "write each output as DIR/output_K.pb (TensorProto)"},
+    {0},
+};
+
+static int run_handle(void *ctx, const cli_command *cmd, const cli_option *opt,
+                      const cli_value *v) {
+  run_args *a = ctx;
+  if (opt) {
+    a->output_dir = v->text;
+  } else if (!a->model) {
+    a->model = v->text;
+  } else if (a->n_positional < CLI_MAX_ARGS) {
+    a->positional[a->n_positional++] = v->text;
+  } else {
+    return cli_usage_error(cmd->prog, "more than %d input files", CLI_MAX_ARGS);
   }
   return 0;
+}
+
+/* Returns CLI_CONTINUE or the exit status. */
+static int run_parse(int argc, char **argv, run_args *a) {
+  const cli_group groups[] = {
+      {"run options", run_options, run_handle, a},
+      {"inputs", cli_input_file_options, cli_common_handle, &a->common},
+      {"report", cli_report_options, cli_common_handle, &a->common},
+      {"session options", cli_session_options, cli_common_handle, &a->common},
+  };
+  const cli_command cmd = {
+      .prog = RUN_PROG,
+      .synopsis = "MODEL [FILE.pb ...] [options]",
+      .about = "Runs MODEL once.  Inputs are TensorProto .pb files: --input NAME=FILE.pb\n"
+               "binds by name, bare FILE.pb arguments fill the remaining inputs in\n"
+               "graph order; an input not given is an error naming it.  Prints every\n"
+               "output (dtype, shape, min/max/mean, first values) and how many nodes\n"
+               "each provider runs.",
+      .examples = "  hetrt run model.onnx input_0.pb --output-dir out\n"
+                  "  hetrt run model.onnx --input x=x.pb --providers emu,cpu \\\n"
+                  "      --devices configs/devices/npu.yaml --explain\n",
+      .groups = groups,
+      .n_groups = sizeof groups / sizeof groups[0],
+  };
+  int rc = cli_parse(&cmd, argc, argv);
+  if (rc == CLI_CONTINUE && !a->model)
+    rc = cli_usage_error(RUN_PROG, "no MODEL given");
+  return rc;
 }
 
 static bool run_make_dir(const char *dir) {
@@ -85,29 +105,25 @@ static bool run_report(het_session *s, het_tensor **outs, size_t n_out, const ru
 
 int cli_cmd_run(int argc, char **argv) {
   run_args a = {0};
-  int rc = run_parse(argc, argv, &a);
-  if (rc) {
-    cli_common_clear(&a.common);
-    return rc;
-  }
   het_env *env = NULL;
   het_session_options *opts = NULL;
   het_session *s = NULL;
   het_tensor **outs = NULL;
   cli_inputs in = {0};
   size_t n_out = 0;
-  rc = 1;
+  int rc = run_parse(argc, argv, &a);
+  if (rc != CLI_CONTINUE || (rc = cli_make_options(&a.common, RUN_PROG, &opts)) != 0)
+    goto done;
+  rc = CLI_EXIT_FAILURE;
   if (het_env_create(&env) != HET_OK) {
     fprintf(stderr, "hetrt run: %s\n", het_last_error());
     goto done;
   }
-  if (!(opts = cli_make_options(&a.common)))
-    goto done;
   if (het_session_create(env, a.model, opts, &s) != HET_OK) {
-    fprintf(stderr, "hetrt run: %s: %s\n", a.model, het_last_error());
+    cli_print_load_error(RUN_PROG, a.model);
     goto done;
   }
-  cli_print_warnings("run", s);
+  cli_print_warnings(RUN_PROG, s);
   if (!cli_bind_inputs(s, &a.common, a.positional, a.n_positional, false, &in))
     goto done;
   n_out = het_session_get_output_count(s);
@@ -122,7 +138,7 @@ int cli_cmd_run(int argc, char **argv) {
     goto done;
   }
   printf("ran %s in %.3f ms\n", a.model, cli_now_ms() - t0);
-  rc = run_report(s, outs, n_out, &a) ? 0 : 1;
+  rc = run_report(s, outs, n_out, &a) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 done:
   for (size_t k = 0; outs && k < n_out; k++)
     het_tensor_destroy(outs[k]);

@@ -1,8 +1,10 @@
 /* cmd_test.c — `hetrt test DIR...`: runs ONNX backend-test cases with
  * het_testcase_run(), in-process or (--fork) one child process per case so
  * a crash or hang cannot stop the suite.  Prints PASS/FAIL/SKIP lines and
- * ends with "N passed, N failed, N skipped".  With --expected FILE the exit
- * status reports regressions against that list instead of all failures.
+ * ends with "N passed, N failed, N skipped"; stderr, when a terminal,
+ * shows the case running ("[12/915] test_abs").  Exit status 1 when a case
+ * fails (with --expected FILE: when a listed case does not pass) or a DIR
+ * holds no case, 2 on a usage error.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,45 +41,65 @@ typedef struct test_args {
   size_t n_cases, cap_cases;
 } test_args;
 
-static int test_parse(int argc, char **argv, test_args *a) {
-  for (int i = 1; i < argc; i++) {
-    bool missing = false;
-    const char *v;
-    int r = cli_parse_common(argc, argv, &i, &a->common);
-    if (r != 0) {
-      /* consumed (or rejected) as a common option */
-    } else if (strcmp(argv[i], "--fork") == 0) {
-      a->fork_mode = true;
-      r = 1;
-    } else if ((v = cli_opt_value(argc, argv, &i, "--timeout", &missing))) {
-      r = cli_parse_int("--timeout", v, 1, &a->timeout_s) ? 1 : -1;
-    } else if (!missing && (v = cli_opt_value(argc, argv, &i, "--list-passing", &missing))) {
-      a->list_passing = v;
-      r = 1;
-    } else if (!missing && (v = cli_opt_value(argc, argv, &i, "--expected", &missing))) {
-      a->expected = v;
-      r = 1;
-    }
-    if (missing || r < 0)
-      return 2;
-    if (r)
-      continue;
-    if (argv[i][0] == '-') {
-      fprintf(stderr, "hetrt test: unknown option '%s'\n", argv[i]);
-      return 2;
-    }
-    if (a->n_dirs >= CLI_MAX_ARGS) {
-      fprintf(stderr, "hetrt test: too many folders (max %d)\n", CLI_MAX_ARGS);
-      return 2;
-    }
-    a->dirs[a->n_dirs++] = argv[i];
+#define TEST_PROG "hetrt test"
+
+enum { TEST_FORK = 1, TEST_TIMEOUT, TEST_LIST_PASSING, TEST_EXPECTED };
+
+static const cli_option test_options[] = {
+    {.id = TEST_FORK, .name = "--fork", .kind = CLI_ARG_FLAG,
+     .help = "run each case in a child process: a crash or a hang\nbecomes a FAIL"},
+    {.id = TEST_TIMEOUT, .name = "--timeout", .kind = CLI_ARG_INT, .metavar = "S", .min = 1,
+     .help = "with --fork, fail a case running over S seconds\n(default 300)"},
+    {.id = TEST_LIST_PASSING, .name = "--list-passing", .kind = CLI_ARG_TEXT, .metavar = "FILE",
+     .help = "write the names of the passing cases to FILE"},
+    {.id = TEST_EXPECTED, .name = "--expected", .kind = CLI_ARG_TEXT, .metavar = "FILE",
+     .help = "cases that should pass (one a line, # comments):\n"
+             "exit 1 only when one of them does not"},
+    {0},
+};
+
+static int test_handle(void *ctx, const cli_command *cmd, const cli_option *opt,
+                       const cli_value *v) {
+  test_args *a = ctx;
+  if (!opt) {
+    if (a->n_dirs >= CLI_MAX_ARGS)
+      return cli_usage_error(cmd->prog, "more than %d folders", CLI_MAX_ARGS);
+    a->dirs[a->n_dirs++] = v->text;
+    return 0;
   }
-  if (a->n_dirs == 0) {
-    fprintf(stderr, "usage: hetrt test DIR... [--fork] [--timeout S] [--list-passing FILE] "
-                    "[--expected FILE] [--providers LIST] [--threads N]\n");
-    return 2;
+  switch (opt->id) {
+  case TEST_FORK: a->fork_mode = true; break;
+  case TEST_TIMEOUT: a->timeout_s = v->number; break;
+  case TEST_LIST_PASSING: a->list_passing = v->text; break;
+  case TEST_EXPECTED: a->expected = v->text; break;
   }
   return 0;
+}
+
+/* Returns CLI_CONTINUE or the exit status. */
+static int test_parse(int argc, char **argv, test_args *a) {
+  const cli_group groups[] = {
+      {"test options", test_options, test_handle, a},
+      {"session options", cli_session_options, cli_common_handle, &a->common},
+  };
+  const cli_command cmd = {
+      .prog = TEST_PROG,
+      .synopsis = "DIR... [options]",
+      .about = "Runs ONNX backend-test cases: each DIR is a case (model.onnx and\n"
+               "test_data_set_*/{input,output}_K.pb) or a folder with cases below it.\n"
+               "Prints PASS name, FAIL name: reason or SKIP name: reason per case and\n"
+               "ends with 'N passed, N failed, N skipped'; on a terminal, stderr shows\n"
+               "which case is running.  Exit status 1 when a case fails (with\n"
+               "--expected: when a listed case does not pass).",
+      .examples = "  hetrt test /usr/share/libonnx-testdata/data/node --fork --timeout 120\n"
+                  "  hetrt test cases/ --providers emu,cpu --expected passing.txt\n",
+      .groups = groups,
+      .n_groups = sizeof groups / sizeof groups[0],
+  };
+  int rc = cli_parse(&cmd, argc, argv);
+  if (rc == CLI_CONTINUE && a->n_dirs == 0)
+    rc = cli_usage_error(TEST_PROG, "no DIR given");
+  return rc;
 }
 
 /* ---- collecting cases ---- */
@@ -175,20 +197,18 @@ typedef struct test_wire {
   char msg[TEST_MSG_CAP];
 } test_wire;
 
-static void test_child(int fd, const cli_common *common, test_case *c) {
+/* The child of --fork: runs c with a fresh env (none is shared across
+ * fork) and the parent's options, and writes a test_wire to fd. */
+static void test_child(int fd, const het_session_options *opts, test_case *c) {
   het_env *env = NULL;
-  het_session_options *opts = NULL;
   test_wire w = {.verdict = HET_TESTCASE_FAIL};
-  if (het_env_create(&env) != HET_OK)
+  if (het_env_create(&env) != HET_OK) {
     snprintf(w.msg, sizeof w.msg, "env: %s", het_last_error());
-  else if (!(opts = cli_make_options(common)))
-    snprintf(w.msg, sizeof w.msg, "bad session options");
-  else {
+  } else {
     test_run_inprocess(env, opts, c);
     w.verdict = (int)c->verdict;
     memcpy(w.msg, c->msg, sizeof w.msg);
   }
-  het_session_options_destroy(opts);
   het_env_destroy(env);
   ssize_t wr = write(fd, &w, sizeof w);
   _exit(wr == (ssize_t)sizeof w ? 0 : 3);
@@ -235,7 +255,8 @@ static void test_collect_child(pid_t pid, int fd, long timeout_s, test_case *c) 
   }
 }
 
-static void test_run_forked(const test_args *a, test_case *c) {
+static void test_run_forked(const test_args *a, const het_session_options *opts,
+                            test_case *c) {
   int fds[2];
   fflush(stdout);
   fflush(stderr);
@@ -247,7 +268,7 @@ static void test_run_forked(const test_args *a, test_case *c) {
   pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-    test_child(fds[1], &a->common, c);
+    test_child(fds[1], opts, c);
   }
   close(fds[1]);
   if (pid < 0) {
@@ -273,27 +294,25 @@ static void test_print(const test_case *c) {
   fflush(stdout);
 }
 
-static bool test_run_all(test_args *a) {
+/* Runs every case, printing each verdict as it comes. */
+static bool test_run_all(test_args *a, const het_session_options *opts) {
   het_env *env = NULL;
-  het_session_options *opts = NULL;
-  if (!a->fork_mode) {
-    if (het_env_create(&env) != HET_OK) {
-      fprintf(stderr, "hetrt test: %s\n", het_last_error());
-      return false;
-    }
-    if (!(opts = cli_make_options(&a->common))) {
-      het_env_destroy(env);
-      return false;
-    }
+  cli_progress progress;
+  /* with --fork the parent creates no env: its threads would not survive fork */
+  if (!a->fork_mode && het_env_create(&env) != HET_OK) {
+    fprintf(stderr, "hetrt test: %s\n", het_last_error());
+    return false;
   }
+  cli_progress_init(&progress, false);
   for (size_t i = 0; i < a->n_cases; i++) {
+    cli_progress_show(&progress, i + 1, a->n_cases, a->cases[i].name);
     if (a->fork_mode)
-      test_run_forked(a, &a->cases[i]);
+      test_run_forked(a, opts, &a->cases[i]);
     else
       test_run_inprocess(env, opts, &a->cases[i]);
+    cli_progress_end(&progress, false);
     test_print(&a->cases[i]);
   }
-  het_session_options_destroy(opts);
   het_env_destroy(env);
   return true;
 }
@@ -393,31 +412,36 @@ static long test_compare_expected(const test_args *a) {
 
 int cli_cmd_test(int argc, char **argv) {
   test_args a = {.timeout_s = 300};
+  het_session_options *opts = NULL;
   int rc = test_parse(argc, argv, &a);
+  if (rc != CLI_CONTINUE || (rc = cli_make_options(&a.common, TEST_PROG, &opts)) != 0)
+    goto done;
+  /* a folder that is not there is a failure, like a model that is not */
   for (size_t i = 0; rc == 0 && i < a.n_dirs; i++)
     if (!test_collect(&a, a.dirs[i]))
-      rc = 2;
-  if (rc == 0 && !test_run_all(&a))
-    rc = 1;
+      rc = CLI_EXIT_FAILURE;
+  if (rc == 0 && !test_run_all(&a, opts))
+    rc = CLI_EXIT_FAILURE;
   if (rc == 0) {
     size_t count[3] = {0};
     for (size_t i = 0; i < a.n_cases; i++)
       count[a.cases[i].verdict]++;
     if (a.list_passing && !test_write_passing(&a))
-      rc = 1;
+      rc = CLI_EXIT_FAILURE;
     if (a.expected) {
-      long reg = test_compare_expected(&a);
-      if (reg != 0)
-        rc = 1;
+      if (test_compare_expected(&a) != 0)
+        rc = CLI_EXIT_FAILURE;
     } else if (count[HET_TESTCASE_FAIL] > 0) {
-      rc = 1;
+      rc = CLI_EXIT_FAILURE;
     }
     printf("%zu passed, %zu failed, %zu skipped\n", count[HET_TESTCASE_PASS],
            count[HET_TESTCASE_FAIL], count[HET_TESTCASE_SKIP]);
   }
+done:
   for (size_t i = 0; i < a.n_cases; i++)
     free(a.cases[i].dir);
   free(a.cases);
+  het_session_options_destroy(opts);
   cli_common_clear(&a.common);
   return rc;
 }

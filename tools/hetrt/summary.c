@@ -95,10 +95,9 @@ void cli_print_explain(FILE *f, const het_session *s) {
   het_string_destroy(text);
 }
 
-void cli_print_warnings(const char *cmd, const het_session *s) {
+void cli_print_warnings(const char *prog, const het_session *s) {
   for (size_t i = 0; i < het_session_get_warning_count(s); i++)
-    fprintf(stderr, "hetrt %s: warning: %s\n", cmd,
-            het_session_get_warning(s, i));
+    fprintf(stderr, "%s: warning: %s\n", prog, het_session_get_warning(s, i));
 }
 
 void cli_print_placement(FILE *f, const het_session *s, bool verbose) {
