@@ -118,15 +118,19 @@ HET_API het_status het_tensor_create_over(het_dtype dtype,
 /* Accepts NULL. */
 HET_API void het_tensor_destroy(het_tensor *tensor);
 
-/* Cheap accessors; never allocate.  het_tensor_get_data returns host
- * memory, borrowed, valid until the tensor is destroyed. */
+/* Cheap accessors; never allocate: the element type and the rank. */
 HET_API het_dtype het_tensor_get_dtype(const het_tensor *tensor);
 HET_API int het_tensor_get_rank(const het_tensor *tensor);
 /* Copies min(rank, max_dims) dims into dims; returns the rank. */
 HET_API int het_tensor_get_dims(const het_tensor *tensor, int64_t *dims,
                                 int max_dims);
+/* Number of elements (the product of the dims; 1 for rank 0); -1 for
+ * NULL. */
 HET_API int64_t het_tensor_get_count(const het_tensor *tensor);
+/* Bytes of data: the element count times het_dtype_size; 0 for NULL. */
 HET_API size_t het_tensor_get_nbytes(const het_tensor *tensor);
+/* The tensor's data: host memory for tensors of this API, borrowed, valid
+ * until the tensor is destroyed. */
 HET_API void *het_tensor_get_data(het_tensor *tensor);
 
 /* ---- environment ------------------------------------------------------- */
@@ -152,6 +156,7 @@ typedef struct het_session_options het_session_options;
 
 /* Defaults: providers "cpu", threads 1.  Caller owns *out. */
 HET_API het_status het_session_options_create(het_session_options **out);
+/* Accepts NULL. */
 HET_API void het_session_options_destroy(het_session_options *options);
 
 /* Provider names in priority order (first wins), e.g. {"cuda", "cpu"}.
@@ -253,8 +258,12 @@ typedef struct het_value_desc {
   const char *dim_names[HET_MAX_RANK];
 } het_value_desc;
 
+/* Number of graph inputs a run may be given (those without an
+ * initializer), and of graph outputs. */
 HET_API size_t het_session_get_input_count(const het_session *session);
 HET_API size_t het_session_get_output_count(const het_session *session);
+/* Describes input (output) index, in graph order, in *out.
+ * ERR_INVALID_ARGUMENT for an index past the count. */
 HET_API het_status het_session_get_input(const het_session *session,
                                          size_t index, het_value_desc *out);
 HET_API het_status het_session_get_output(const het_session *session,
@@ -269,6 +278,10 @@ typedef struct het_node_placement {
   const char *reason;
 } het_node_placement;
 
+/* Number of placed nodes, for het_session_get_placement: every node of
+ * the partitioned graph in execution order (inserted copy, cast and
+ * layout nodes too), then those of its If/Loop/Scan bodies, named by
+ * their path ("If_0/then_branch/conv"). */
 HET_API size_t het_session_get_node_count(const het_session *session);
 
 /* What session creation warned about: in non-strict mode, each provider
@@ -277,6 +290,8 @@ HET_API size_t het_session_get_node_count(const het_session *session);
 HET_API size_t het_session_get_warning_count(const het_session *session);
 HET_API const char *het_session_get_warning(const het_session *session,
                                             size_t index);
+/* Placement of node index (< het_session_get_node_count) in *out.
+ * ERR_INVALID_ARGUMENT for an index past the count. */
 HET_API het_status het_session_get_placement(const het_session *session,
                                              size_t index,
                                              het_node_placement *out);

@@ -365,6 +365,86 @@ typedef het_status (*het_plugin_init_fn)(const het_plugin_host *host,
                                          char *why, size_t cap);
 #define HET_PLUGIN_INIT_SYMBOL "hetrt_plugin_init"
 
+/* ---- the graph and tensors as a provider sees them (ABI 3) ----
+ * get_capability, estimate_cost and compile receive a const het_graph; a
+ * provider built out of tree reads it only through these.  Node ids run
+ * from 0 to het_graph_get_node_count() - 1 and value ids from 0 to
+ * het_graph_get_value_count() - 1: the indices of get_capability's claims,
+ * of compile's node list and of het_kernel_io.values.  Strings and arrays
+ * are borrowed, valid as long as the graph (which outlives the compiled
+ * subgraphs made from it).  Cheap, never allocate; thread-safe (the graph
+ * does not change while providers see it). */
+
+/* One node of a graph. */
+typedef struct het_node_desc {
+  const char *name;    /* never NULL */
+  const char *op_type; /* "Relu" */
+  const char *domain;  /* "" for the default ONNX domain */
+  int opset;           /* opset version the model imports for domain */
+  int n_inputs;
+  const int *inputs;   /* value ids; -1 for an omitted optional input */
+  int n_outputs;
+  const int *outputs;  /* value ids; -1 for an omitted optional output */
+} het_node_desc;
+
+/* Number of nodes of graph (0 for NULL). */
+HET_API int het_graph_get_node_count(const het_graph *graph);
+/* Number of values of graph (0 for NULL). */
+HET_API int het_graph_get_value_count(const het_graph *graph);
+/* Node node of graph in *out.  ERR_INVALID_ARGUMENT for an id out of
+ * range. */
+HET_API het_status het_graph_get_node(const het_graph *graph, int node,
+                                      het_node_desc *out);
+/* Value value of graph in *out, as known when the graph is partitioned:
+ * dtype UNDEFINED while unknown, rank -1 when unknown, dims -1 where they
+ * depend on the inputs (dim_names naming the symbol, or NULL).  The
+ * tensors of a run (het_kernel_io) have the concrete shapes.
+ * ERR_INVALID_ARGUMENT for an id out of range. */
+HET_API het_status het_graph_get_value(const het_graph *graph, int value,
+                                       het_value_desc *out);
+/* The constant data (host memory) of value when it is an initializer,
+ * else NULL.  Borrowed, read-only: never write or destroy it. */
+HET_API het_tensor *het_graph_get_constant(const het_graph *graph,
+                                           int value);
+
+/* Attributes of node, by name: *value (or *values and *count, a borrowed
+ * array) on success; ERR_NOT_FOUND when the node has no attribute of that
+ * name (the provider applies the op's default), ERR_TYPE when it has one
+ * of another type, ERR_INVALID_ARGUMENT for a node id out of range. */
+HET_API het_status het_graph_get_attr_int(const het_graph *graph, int node,
+                                          const char *name, int64_t *value);
+/* As het_graph_get_attr_int, for a float attribute. */
+HET_API het_status het_graph_get_attr_float(const het_graph *graph,
+                                            int node, const char *name,
+                                            float *value);
+/* As het_graph_get_attr_int, for a string attribute (NUL-terminated). */
+HET_API het_status het_graph_get_attr_string(const het_graph *graph,
+                                             int node, const char *name,
+                                             const char **value);
+/* As het_graph_get_attr_int, for a list of integers. */
+HET_API het_status het_graph_get_attr_ints(const het_graph *graph, int node,
+                                           const char *name,
+                                           const int64_t **values,
+                                           size_t *count);
+/* As het_graph_get_attr_int, for a list of floats. */
+HET_API het_status het_graph_get_attr_floats(const het_graph *graph,
+                                             int node, const char *name,
+                                             const float **values,
+                                             size_t *count);
+
+/* The device whose memory holds tensor's data, NULL for host memory (and
+ * for NULL).  het_tensor_get_data gives the address in that memory. */
+HET_API const het_device *het_tensor_get_device(const het_tensor *tensor);
+
+/* Sets the calling thread's error message (printf-style; what
+ * het_last_error returns, truncated to 1023 bytes) and returns status, so
+ * a provider reports a failure with
+ * `return het_error_set(HET_ERR_KERNEL, "mine: node '%s': ...", name);`.
+ * A slot that returns an error sets its message this way first; a stream
+ * re-raises the message of a failure on the thread that synchronizes. */
+HET_API het_status het_error_set(het_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Registers an out-of-tree provider (a static vtable that outlives env)
  * under vt->name for the sessions of env, before built-in ones of the
  * same name.  ERR_INVALID_ARGUMENT for an ABI version this build cannot

@@ -29,6 +29,7 @@ typedef struct het_quantizer het_quantizer;
 HET_API het_status het_quantizer_create(het_env *env, const char *model_path,
                                         const het_session_options *session_options,
                                         het_quantizer **out);
+/* Accepts NULL. */
 HET_API void het_quantizer_destroy(het_quantizer *q);
 
 /* Options, before het_quantizer_calibrate:
