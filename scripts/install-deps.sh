@@ -5,12 +5,12 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang libclang-rt-14-dev
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
   libopenblas-dev libdnnl-dev libhwloc-dev libyaml-dev check
   libonnx-testdata graphviz doxygen chromium
   python3 python3-dev python3-onnx python3-numpy python3-torch python3-torchvision
-  python3-setuptools python3-pytest python3-dask python3-distributed
+  python3-setuptools python3-pip python3-wheel python3-pytest python3-dask python3-distributed
 )
 
 missing=()

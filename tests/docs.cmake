@@ -40,7 +40,7 @@ add_test(NAME getting_started
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/docs/test_getting_started.sh ${HETRT_DOCS_PREFIX})
 set_tests_properties(getting_started PROPERTIES LABELS unit TIMEOUT 300
   SKIP_RETURN_CODE 77 FIXTURES_REQUIRED hetrt_install
-  ENVIRONMENT "HETRT_PYTHON=${HETRT_DOCS_TEST_PY}")
+  ENVIRONMENT "HETRT_PYTHON=${HETRT_DOCS_TEST_PY};HETRT_DOCS_PYTHON=$<IF:$<TARGET_EXISTS:hetrt_python>,required,optional>")
 
 add_test(NAME provider_example
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/docs/test_provider_example.sh ${HETRT_DOCS_PREFIX})
