@@ -122,6 +122,18 @@ double het_dtype_load_f64(het_dtype t, const void *data, int64_t i) {
   }
 }
 
+/* A double as int64, saturating: a float outside int64's range (which C
+ * leaves undefined) becomes its nearest end, NaN becomes 0. */
+static int64_t het_f64_to_i64(double v) {
+  if (isnan(v))
+    return 0;
+  if (v >= 9223372036854775808.0) /* 2^63 */
+    return INT64_MAX;
+  if (v < -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+
 int64_t het_dtype_load_i64(het_dtype t, const void *data, int64_t i) {
   switch (t) {
   case HET_DTYPE_INT8: return ((const int8_t *)data)[i];
@@ -133,7 +145,7 @@ int64_t het_dtype_load_i64(het_dtype t, const void *data, int64_t i) {
   case HET_DTYPE_UINT32: return ((const uint32_t *)data)[i];
   case HET_DTYPE_UINT64: return (int64_t)((const uint64_t *)data)[i];
   case HET_DTYPE_BOOL: return ((const uint8_t *)data)[i] != 0;
-  default: return (int64_t)het_dtype_load_f64(t, data, i);
+  default: return het_f64_to_i64(het_dtype_load_f64(t, data, i));
   }
 }
 
@@ -148,11 +160,12 @@ void het_dtype_store_f64(het_dtype t, void *data, int64_t i, double v) {
     if (isnan(v) || isinf(v))
       v = 0; /* casting NaN/Inf to an integer is undefined in C */
     if (het_dtype_is_unsigned_int(t) && v < 0)
-      het_dtype_store_i64(t, data, i, (int64_t)v);
+      het_dtype_store_i64(t, data, i, het_f64_to_i64(v));
     else if (t == HET_DTYPE_UINT64)
-      ((uint64_t *)data)[i] = (uint64_t)v;
+      ((uint64_t *)data)[i] = v >= 18446744073709551616.0 ? UINT64_MAX /* 2^64 */
+                                                          : (uint64_t)v;
     else
-      het_dtype_store_i64(t, data, i, (int64_t)v);
+      het_dtype_store_i64(t, data, i, het_f64_to_i64(v));
   }
 }
 

@@ -159,6 +159,21 @@ static het_status het_infer_check_counts(const het_node *node,
                      "node '%s' (%s): %d inputs, expected %d..%d",
                      node->name, node->op_type, node->n_inputs,
                      def->min_inputs, def->max_inputs);
+  /* The first min_inputs inputs are required, and every input of a
+   * variadic op (ONNX omits only optional inputs; kernels read required
+   * ones without a check), except the optional leading inputs of Loop (M,
+   * cond) and of opset-8 Scan (sequence_lens). */
+  bool onnx = !node->domain || !*node->domain;
+  int first = !onnx ? 0
+              : strcmp(node->op_type, "Loop") == 0 ? 2
+              : strcmp(node->op_type, "Scan") == 0 && node->opset < 9 ? 1
+                                                                     : 0;
+  int end = def->max_inputs < 0 ? node->n_inputs : def->min_inputs;
+  for (int i = first; i < end; i++)
+    if (node->inputs[i] < 0)
+      return het_error(HET_ERR_INVALID_MODEL,
+                       "node '%s' (%s): required input %d is omitted",
+                       node->name, node->op_type, i);
   if (node->n_outputs < def->min_outputs ||
       (def->max_outputs >= 0 && node->n_outputs > def->max_outputs))
     return het_error(HET_ERR_INVALID_MODEL,

@@ -8,6 +8,14 @@
 #include "core/ep.h"
 #include "core/status.h"
 
+bool het_dim_mul(int64_t a, int64_t b, int64_t *out) {
+  int64_t p;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &p))
+    return false;
+  *out = p;
+  return true;
+}
+
 int64_t het_dims_count(const int64_t *dims, int rank) {
   int64_t n = 1;
   for (int i = 0; i < rank; i++) {
@@ -16,11 +24,9 @@ int64_t het_dims_count(const int64_t *dims, int rank) {
     if (dims[i] == 0)
       return 0;
   }
-  for (int i = 0; i < rank; i++) {
-    if (n > INT64_MAX / dims[i])
+  for (int i = 0; i < rank; i++)
+    if (!het_dim_mul(n, dims[i], &n))
       return -1;
-    n *= dims[i];
-  }
   return n;
 }
 

@@ -27,6 +27,11 @@ struct het_tensor {
 /* Element count of dims, or -1 when it overflows int64 or any dim < 0. */
 int64_t het_dims_count(const int64_t *dims, int rank);
 
+/* *out = a * b for dims a, b >= 0: the one checked product of shape
+ * arithmetic (inferred dims, element counts).  false, leaving *out
+ * unwritten, when the product overflows int64 or a factor is negative. */
+bool het_dim_mul(int64_t a, int64_t b, int64_t *out);
+
 /* Checks dtype, rank and dims and computes the byte size (overflow → error).
  * what names the tensor in the message. */
 het_status het_tensor_check_shape(het_dtype dtype, const int64_t *dims,

@@ -4,7 +4,16 @@
 #include "core/dtype.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
+
+/* F16C through CPUID: clang before 15 has no "f16c" for
+ * __builtin_cpu_supports.  AVX's check covers the OS saving YMM state. */
+static int het_half_has_f16c(void) {
+  unsigned a, b, c, d;
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) &&
+         (c & bit_F16C);
+}
 
 __attribute__((target("avx512f"))) static int64_t
 half_to_float_avx512(const uint16_t *src, float *dst, int64_t n) {
@@ -52,7 +61,7 @@ void het_half_to_float(const uint16_t *src, float *dst, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (__builtin_cpu_supports("avx512f"))
     i = half_to_float_avx512(src, dst, n);
-  else if (__builtin_cpu_supports("f16c"))
+  else if (het_half_has_f16c())
     i = half_to_float_f16c(src, dst, n);
 #endif
   for (; i < n; i++)
@@ -64,7 +73,7 @@ void het_float_to_half(const float *src, uint16_t *dst, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (__builtin_cpu_supports("avx512f"))
     i = float_to_half_avx512(src, dst, n);
-  else if (__builtin_cpu_supports("f16c"))
+  else if (het_half_has_f16c())
     i = float_to_half_f16c(src, dst, n);
 #endif
   for (; i < n; i++)

@@ -56,11 +56,13 @@ static het_status widen(const het_kernel_ctx *ctx, const het_tensor *t,
   return HET_OK;
 }
 
+/* NaN (a NaN or infinite scale) gives the type's minimum, as
+ * QuantizeLinear does (quant_vec.c). */
 static int32_t requant(int64_t acc, float mult, int32_t zp, het_dtype t) {
   float v = nearbyintf((float)acc * mult) + (float)zp;
   float lo = t == HET_DTYPE_UINT8 ? 0.f : -128.f;
   float hi = t == HET_DTYPE_UINT8 ? 255.f : 127.f;
-  return (int32_t)(v < lo ? lo : v > hi ? hi : v);
+  return (int32_t)(isnan(v) || v < lo ? lo : v > hi ? hi : v);
 }
 
 /* acc[i] = A'(batch i) B'(batch i) in int32; caller frees *acc. */

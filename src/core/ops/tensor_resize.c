@@ -174,8 +174,14 @@ het_status het_resize_params_make(const het_infer_ctx *ctx,
   for (int i = 0; i < n; i++) {
     if (!(p->scale[i] > 0))
       return het_infer_fail(ctx, HET_ERR_INVALID_MODEL, "scale %d is not > 0", i);
-    if (s->dims[i].value >= 0)
-      p->out[i] = (int64_t)floor(p->scale[i] * (double)s->dims[i].value);
+    if (s->dims[i].value < 0)
+      continue;
+    double d = floor(p->scale[i] * (double)s->dims[i].value);
+    if (!(d < 9223372036854775808.0)) /* 2^63, or infinite */
+      return het_infer_fail(ctx, HET_ERR_SHAPE,
+                            "scale %d (%g) makes a dim past int64", i,
+                            p->scale[i]);
+    p->out[i] = (int64_t)d;
   }
   return HET_OK;
 }

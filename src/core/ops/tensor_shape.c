@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/tensor.h"
 #include "core/ops/tensor_ops.h"
 
 static void shape_unknown(het_shape *s, int rank) {
@@ -117,7 +118,9 @@ static het_status reshape_resolve(const het_infer_ctx *ctx, het_shape *o,
   for (int i = 0; i < o->rank; i++) {
     if (i == neg) continue;
     if (o->dims[i].value < 0) known = false;
-    else prod *= o->dims[i].value;
+    else if (!het_dim_mul(prod, o->dims[i].value, &prod))
+      return het_infer_fail(ctx, HET_ERR_SHAPE,
+                            "shape's element count overflows int64");
   }
   if (neg >= 0) {
     o->dims[neg] = het_dim_unknown();
@@ -319,8 +322,14 @@ het_status het_infer_tile(het_infer_ctx *ctx) {
     if (rep[i] < 0)
       return het_infer_fail(ctx, HET_ERR_SHAPE, "negative repeat %lld",
                             (long long)rep[i]);
-    if (s->dims[i].value >= 0)
-      o->shape.dims[i] = het_dim_known(s->dims[i].value * rep[i]);
+    int64_t d;
+    if (s->dims[i].value < 0)
+      continue;
+    if (!het_dim_mul(s->dims[i].value, rep[i], &d))
+      return het_infer_fail(ctx, HET_ERR_SHAPE,
+                            "dim %d (%lld) times repeat %lld overflows int64",
+                            i, (long long)s->dims[i].value, (long long)rep[i]);
+    o->shape.dims[i] = het_dim_known(d);
   }
   return HET_OK;
 }

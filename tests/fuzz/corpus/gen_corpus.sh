@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# gen_corpus.sh — (re)makes the committed seed corpora of tests/fuzz from
+# Debian's ONNX backend test data (libonnx-testdata), the repository's
+# test models and configs/devices: fuzz_model/ (small model.onnx files of
+# varied ops, control flow, quantized ops, sequences, and the loader's and
+# hostile tests' fixtures), fuzz_tensor/ (input_*.pb / output_*.pb of
+# backend cases of every dtype), fuzz_profile/ (the device profiles).
+# Each file is named after where it came from.  Run from anywhere.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+node=/usr/share/libonnx-testdata/data/node
+rm -rf "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile"
+mkdir -p "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile"
+
+models="add relu conv_with_strides_padding maxpool_2d_pads
+  averagepool_2d_default gemm_default_matrix_bias matmul_2d
+  reshape_reordered_all_dims transpose_default concat_2d_axis_0 slice
+  gather_0 softmax_axis_1 batchnorm_epsilon cast_FLOAT_to_FLOAT16
+  constantofshape_int_zeros expand_dim_changed tile
+  range_float_type_positive_delta if loop11 scan9_sum where_example
+  reduce_sum_keepdims_example squeeze unsqueeze_axis_0
+  split_equal_parts_1d resize_upsample_scales_nearest
+  layer_normalization_2d_axis0 lstm_defaults gru_defaults
+  einsum_batch_matmul argmax_default_axis_example nonzero_example
+  onehot_with_axis dequantizelinear quantizelinear qlinearconv
+  convtranspose instancenorm_example clip flatten_axis0 shape size
+  dropout_default cumsum_1d depthtospace_dcr_mode gathernd_example_int32
+  scatternd mod_mixed_sign_int32 equal not_2d sequence_insert_at_back
+  castlike_FLOAT_to_DOUBLE matmulinteger erf sum_example hardmax_example"
+for m in $models; do
+  cp "$node/test_$m/model.onnx" "$here/fuzz_model/node_$m.onnx"
+done
+for f in "$root"/tests/data/loader/*.onnx "$root"/tests/data/hostile/*.onnx; do
+  d=$(basename "$(dirname "$f")")
+  cp "$f" "$here/fuzz_model/${d}_$(basename "$f")"
+done
+for c in if_conv loop_conv nested_if scan_rnn; do
+  cp "$root/tests/data/control/$c/model.onnx" "$here/fuzz_model/control_$c.onnx"
+done
+cp "$root/tests/data/emu/transformer_small.onnx" "$here/fuzz_model/emu_transformer_small.onnx"
+
+tensors="add cast_FLOAT_to_FLOAT16 cast_FLOAT_to_DOUBLE
+  castlike_FLOAT_to_BFLOAT16 equal not_2d mod_mixed_sign_int32
+  mod_mixed_sign_int64 mod_mixed_sign_int8 mod_mixed_sign_uint16
+  mod_uint32 mod_uint64 mod_int64_fmod gathernd_example_int32
+  constantofshape_int_zeros quantizelinear dequantizelinear
+  cast_FLOAT_to_STRING nonzero_example shape size"
+for t in $tensors; do
+  for f in "$node/test_$t"/test_data_set_0/*.pb; do
+    [ -f "$f" ] || continue
+    cp "$f" "$here/fuzz_tensor/${t}_$(basename "$f")"
+  done
+done
+cp "$root"/configs/devices/*.yaml "$here/fuzz_profile/"
