@@ -2,20 +2,25 @@
 # test.sh — the full check, as CI runs it (.ci/run): installs dependencies,
 # builds Release in build/, a sanitizer build (ASan+UBSan) in build-asan/ and
 # a ThreadSanitizer build in build-tsan/, runs the unit tests under each
-# sanitizer, then every CTest test of the Release build (unit, the ONNX
-# backend suites, whole models, resnet18), then builds the Debian packages,
-# installs them, builds a program against them and removes them again
-# (tests/install/test_deb.sh).
+# sanitizer, builds the libFuzzer targets with clang in build-fuzz/ and
+# replays their corpora and past crashes and fuzzes each for
+# HETRT_FUZZ_SECONDS (default 60), then every CTest test of the Release
+# build (unit, the ONNX backend suites, whole models, resnet18), then
+# builds the Debian packages, installs them, builds a program against them
+# and removes them again (tests/install/test_deb.sh).
 # Exits non-zero when anything fails.
 # Environment: HETRT_CMAKE_ARGS (extra configure arguments, word-split),
 # HETRT_BUILD_DIR (default build), HETRT_ASAN_DIR (default build-asan),
-# HETRT_TSAN_DIR (default build-tsan).
+# HETRT_TSAN_DIR (default build-tsan), HETRT_FUZZ_DIR (default build-fuzz),
+# HETRT_FUZZ_SECONDS (default 60).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)
 BUILD=${HETRT_BUILD_DIR:-build}
 ASAN=${HETRT_ASAN_DIR:-build-asan}
 TSAN=${HETRT_TSAN_DIR:-build-tsan}
+FUZZ=${HETRT_FUZZ_DIR:-build-fuzz}
+FUZZ_SECONDS=${HETRT_FUZZ_SECONDS:-60}
 read -r -a EXTRA <<<"${HETRT_CMAKE_ARGS:-}"
 status=0
 
@@ -41,6 +46,16 @@ if cmake -S . -B "$TSAN" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETRT_TSAN=ON "${EX
 else
   status=1
   echo "test.sh: ThreadSanitizer build FAILED"
+fi
+
+step "libFuzzer build ($FUZZ, clang, HETRT_FUZZ=ON): corpus and crash replay, ${FUZZ_SECONDS}s per target"
+if CC=clang CXX=clang++ cmake -S . -B "$FUZZ" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETRT_SANITIZE=ON \
+     -DHETRT_FUZZ=ON -DHETRT_FUZZ_SECONDS="$FUZZ_SECONDS" -DHETRT_PYTHON=OFF -DHETRT_CUDA=OFF >/dev/null &&
+   cmake --build "$FUZZ" -j"$JOBS" --target fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile; then
+  (cd "$FUZZ" && ctest -L fuzz -j"$JOBS" --output-on-failure) || { status=1; echo "test.sh: fuzz tests FAILED"; }
+else
+  status=1
+  echo "test.sh: libFuzzer build FAILED"
 fi
 
 step "Release build ($BUILD) and all tests"

@@ -65,7 +65,7 @@ static void check_optimum(const het_cost_table *t, const int *prio,
   double best;
   ck_assert_int_eq(het_assign_cost(t, prio, a), HET_OK);
   assert_assign(a, want, t->n_nodes);
-  ck_assert_double_eq_tol(het_cost_evaluate(t, a), want_cost, 1e-12);
+  ck_assert_double_eq_tol(cg_evaluate(t, a), want_cost, 1e-12);
   ck_assert_int_eq(het_assign_exact(t, 16, e, &best), HET_OK);
   assert_assign(e, want, t->n_nodes);
   ck_assert_double_eq_tol(best, want_cost, 1e-12);
@@ -212,25 +212,25 @@ START_TEST(test_evaluate_rules) {
       s.t.node_time[n * 3 + d] = (n + 1) * MS;
   const double leg = 1.1 * MS, times = 10 * MS, launch = 1e-5;
   int all_cpu[4] = {0, 0, 0, 0};
-  ck_assert_double_eq_tol(het_cost_evaluate(&s.t, all_cpu), times, 1e-15);
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, all_cpu), times, 1e-15);
   /* v0 copied once to device 1 for both consumers; v1, v2 come back. */
   int fan[4] = {0, 1, 1, 0};
-  ck_assert_double_eq_tol(het_cost_evaluate(&s.t, fan),
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, fan),
                           times + 3 * leg + launch, 1e-15);
   /* all on 1: x in, y out, one launch. */
   int all1[4] = {1, 1, 1, 1};
-  ck_assert_double_eq_tol(het_cost_evaluate(&s.t, all1),
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, all1),
                           times + 2 * leg + launch, 1e-15);
   /* n0 on 1, n1 on 2, n2 on 0: x H2D(1); v0 D2H once, H2D(2);
    * v1 D2H(2); runs 0|1|2|0 → launches of 1 and 2; y on host. */
   int mixed[4] = {1, 2, 0, 0};
-  ck_assert_double_eq_tol(het_cost_evaluate(&s.t, mixed),
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, mixed),
                           times + 4 * leg + 2 * launch, 1e-15);
   /* a refused node makes it INFINITY; so does a device out of range */
   s.t.node_time[2 * 3 + 1] = INFINITY;
-  ck_assert(isinf(het_cost_evaluate(&s.t, all1)));
+  ck_assert(isinf(cg_evaluate(&s.t, all1)));
   int bad[4] = {0, 0, 0, 3};
-  ck_assert(isinf(het_cost_evaluate(&s.t, bad)));
+  ck_assert(isinf(cg_evaluate(&s.t, bad)));
   cg_script_deinit(&s, g);
 }
 END_TEST
@@ -251,15 +251,15 @@ START_TEST(test_step_and_moves_consistent) {
     double sum = 0;
     for (int p = 0; p < 4; p++)
       sum += het_cost_step(&ix, a, p, a[ix.order[p]], NULL);
-    ck_assert_double_eq_tol(sum, het_cost_evaluate(&s.t, a), 1e-14);
+    ck_assert_double_eq_tol(sum, cg_evaluate(&s.t, a), 1e-14);
     het_search_set(&srch, a, false);
     int n = code % 4, d = (code / 4) % 3;
     double delta = het_search_try(&srch, &n, 1, d);
     int b[4];
     memcpy(b, a, sizeof b);
     b[n] = d;
-    ck_assert_double_eq_tol(het_cost_evaluate(&s.t, a) + delta,
-                            het_cost_evaluate(&s.t, b), 1e-14);
+    ck_assert_double_eq_tol(cg_evaluate(&s.t, a) + delta,
+                            cg_evaluate(&s.t, b), 1e-14);
   }
   het_search_deinit(&srch);
   het_cost_index_deinit(&ix);
@@ -279,7 +279,7 @@ START_TEST(test_island_absorbed) {
   script_times(&s, 1, 2 * MS, 1.5 * MS);
   script_times(&s, 2, 1 * MS, 2 * MS);
   int island[3] = {0, 1, 0}, want[3] = {0, 0, 0};
-  ck_assert_double_eq_tol(het_cost_evaluate(&s.t, island),
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, island),
                           3.5 * MS + 2.2 * MS + 1e-5, 1e-15);
   check_optimum(&s.t, island, want, 4 * MS);
   cg_script_deinit(&s, g);
@@ -316,9 +316,9 @@ START_TEST(test_capacity_moves_weights) {
   script_times(&s, 0, 10 * MS, 1 * MS);
   script_times(&s, 1, 12 * MS, 1 * MS);
   int acc[2] = {1, 1}, want[2] = {0, 1};
-  ck_assert_double_eq_tol(het_cost_evaluate(&s.t, acc), 4.21 * MS, 1e-15);
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, acc), 4.21 * MS, 1e-15);
   s.t.capacity[1] = 5000000;
-  ck_assert(isinf(het_cost_evaluate(&s.t, acc)));
+  ck_assert(isinf(cg_evaluate(&s.t, acc)));
   check_optimum(&s.t, acc, want, 11 * MS + 2.2 * MS + 1e-5);
   /* a weight that fits nowhere it may go: ERR_CAPACITY */
   s.t.capacity[1] = 1000000;
@@ -550,7 +550,7 @@ START_TEST(test_limits_zero_nodes) {
   int a[1] = {-1};
   double best = -1;
   ck_assert_int_eq(het_assign_cost(&s.t, NULL, a), HET_OK);
-  ck_assert_double_eq(het_cost_evaluate(&s.t, a), 0);
+  ck_assert_double_eq(cg_evaluate(&s.t, a), 0);
   ck_assert_int_eq(het_assign_exact(&s.t, 16, a, &best), HET_OK);
   ck_assert_double_eq(best, 0);
   cg_script_deinit(&s, g);

@@ -136,15 +136,15 @@ START_TEST(test_random_gap) {
         if (isfinite(s.t.node_time[n * D + d]))
           prio[n] = d; /* first capable in list order */
     }
-    double pc = het_cost_evaluate(&s.t, prio), best;
+    double pc = cg_evaluate(&s.t, prio), best;
     het_status st = het_assign_cost(&s.t, prio, a);
     het_status est = het_assign_exact(&s.t, 16, e, &best);
     ck_assert_int_eq(st, est);
     if (st == HET_OK) {
-      double cc = het_cost_evaluate(&s.t, a);
+      double cc = cg_evaluate(&s.t, a);
       ck_assert_msg(cc <= pc * (1 + 1e-12), "graph %d: cost %g > priority %g",
                     i, cc, pc);
-      ck_assert_double_eq_tol(het_cost_evaluate(&s.t, e), best, 1e-12);
+      ck_assert_double_eq_tol(cg_evaluate(&s.t, e), best, 1e-12);
       ck_assert_msg(cc >= best * (1 - 1e-9), "graph %d: exact %g > cost %g",
                     i, best, cc);
       double gap = cc / best - 1;
@@ -196,7 +196,7 @@ START_TEST(test_random_moves_consistent) {
         a[n] = rnd_int(0, D - 1);
       double used[HET_COST_MAX_DEVICES] = {0}, full;
       double relaxed = het_cost_eval_ix(&ix, a, NULL, false);
-      full = het_cost_evaluate(&s.t, a);
+      full = cg_evaluate(&s.t, a);
       double sum = 0;
       for (int p = 0; p < N; p++)
         sum += het_cost_step(&ix, a, p, a[ix.order[p]], used);
@@ -237,7 +237,7 @@ START_TEST(test_limits_long_chain) {
   for (int n = 0; n < N; n++)
     prio[n] = n % 3;
   ck_assert_int_eq(het_assign_cost(&s.t, prio, a), HET_OK);
-  ck_assert(het_cost_evaluate(&s.t, a) < het_cost_evaluate(&s.t, prio));
+  ck_assert(cg_evaluate(&s.t, a) < cg_evaluate(&s.t, prio));
   free(prio);
   free(a);
   cg_script_deinit(&s, g);
@@ -265,7 +265,7 @@ START_TEST(test_limits_large_dag) {
   ck_assert_int_eq(het_assign_cost(&s.t, prio, a), HET_OK);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  double pc = het_cost_evaluate(&s.t, prio), cc = het_cost_evaluate(&s.t, a);
+  double pc = cg_evaluate(&s.t, prio), cc = cg_evaluate(&s.t, a);
   printf("large DAG: %d nodes, cost %.4g s vs priority %.4g s, assigned in "
          "%.2f s\n", N, cc, pc, secs);
   ck_assert(cc < pc);

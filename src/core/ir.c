@@ -458,6 +458,15 @@ het_status het_node_errorv(const het_node *n, het_status st, const char *fmt,
   return het_error(st, "node '%s' (%s): %s", n->name, n->op_type, msg);
 }
 
+het_status het_node_error(const het_node *n, het_status st, const char *fmt,
+                          ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  het_status r = het_node_errorv(n, st, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
 void het_graph_set_constant(het_graph *g, int v, het_tensor *t) {
   het_value *val = &g->values[v];
   het_tensor_destroy(val->initializer);

@@ -198,6 +198,8 @@ void het_node_act_params(const het_node *n, float *alpha, float *beta);
  * the one place node-level errors are worded (inference, kernels). */
 het_status het_node_errorv(const het_node *n, het_status st, const char *fmt,
                            va_list ap);
+het_status het_node_error(const het_node *n, het_status st, const char *fmt,
+                          ...) __attribute__((format(printf, 3, 4)));
 
 /* Input i's value id, or -1 when i >= n_inputs or the input was omitted. */
 int het_node_input(const het_node *n, int i);

@@ -23,12 +23,13 @@ void het_nlp_fused_matmul_destroy(void *state);
 #ifdef HETRT_HAVE_DNNL
 /* dnnl/matmul_fused_dnnl.c: FusedMatMul as one oneDNN matmul primitive
  * (bias, gelu_erf post-op) for a static A shape; *state NULL when it does
- * not apply.  run returns false when these inputs are not the prepared
- * ones (the caller falls back). */
+ * not apply.  run sets *done = false when these inputs are not the
+ * prepared ones (the caller falls back); a primitive that fails is
+ * ERR_KERNEL. */
 het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
                                void **state);
-bool het_fmm_dnnl_run(const void *state, const het_tensor *a,
-                      const het_tensor *bias, het_tensor *y);
+het_status het_fmm_dnnl_run(const void *state, const het_tensor *a,
+                            const het_tensor *bias, het_tensor *y, bool *done);
 void het_fmm_dnnl_destroy(void *state);
 #endif
 

@@ -97,10 +97,15 @@ het_status het_nlp_fused_matmul_run(het_kernel_ctx *ctx) {
   if (!k)
     return het_kernel_fail(ctx, HET_ERR_INTERNAL, "no MatMul kernel");
 #ifdef HETRT_HAVE_DNNL
-  if (s && s->fused && ctx->n_inputs > 2 &&
-      het_fmm_dnnl_run(s->fused, ctx->inputs[0], ctx->inputs[2],
-                       ctx->outputs[0]))
-    return HET_OK;
+  if (s && s->fused && ctx->n_inputs > 2) {
+    bool done;
+    het_status st = het_fmm_dnnl_run(s->fused, ctx->inputs[0],
+                                     ctx->inputs[2], ctx->outputs[0], &done);
+    if (st != HET_OK)
+      return het_kernel_fail(ctx, st, "%s", het_last_error());
+    if (done)
+      return HET_OK;
+  }
 #endif
   if (!s)
     nlp_as_matmul(ctx->node, &local);

@@ -144,7 +144,9 @@ static void het_opt_commit(het_opt *o, int n, het_tensor **outs) {
     o->stats->nodes_folded++;
 }
 
-/* Folds one node; a node that cannot be evaluated is silently kept. */
+/* Folds one node; a node that cannot be evaluated is kept (it runs at run
+ * time), except when memory ran out: that is the session's error, since
+ * memory pressure must not change the graph quietly. */
 static het_status het_opt_fold_node(het_opt *o, int n) {
   const het_node *node = &o->g->nodes[n];
   size_t ni = (size_t)node->n_inputs + 1, no = (size_t)node->n_outputs + 1;
@@ -155,10 +157,13 @@ static het_status het_opt_fold_node(het_opt *o, int n) {
   het_status st = HET_OK;
   if (!in || !outs || !in_info || !out_info)
     st = het_error(HET_ERR_OUT_OF_MEMORY, "fold: out of memory");
-  else if (het_opt_eval(o->g, node, in, in_info, out_info, outs) == HET_OK)
+  else if ((st = het_opt_eval(o->g, node, in, in_info, out_info, outs)) ==
+           HET_OK)
     het_opt_commit(o, n, outs);
-  else
+  else if (st != HET_ERR_OUT_OF_MEMORY) {
+    st = HET_OK;
     het_error_clear();
+  }
   free(in);
   free(outs);
   free(in_info);

@@ -46,15 +46,19 @@ static void het_start_argmin(const het_cost_table *t, int *a) {
 
 /* Viterbi over t->order, the state being the previous node's device; the
  * transfers of non-adjacent edges use the best path into each state, so
- * it is exact for chains and a heuristic elsewhere.  False if skipped. */
-static bool het_start_dp(const het_cost_index *ix, int *out) {
+ * it is exact for chains and a heuristic elsewhere.  *used = false when
+ * skipped (too large, or no finite path); OUT_OF_MEMORY is an error, not a
+ * skip, so that memory pressure never changes the plan quietly. */
+static het_status het_start_dp(const het_cost_index *ix, int *out,
+                               bool *used) {
   int N = ix->n_nodes, D = ix->n_devices;
+  *used = false;
   if (N == 0 || D > HET_COST_MAX_DEVICES ||
       (double)N * N * D > HET_DP_MAX_WORK)
-    return false;
+    return HET_OK;
   int *paths = calloc((size_t)2 * D * N, sizeof(int));
   if (!paths)
-    return false;
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cost model: out of memory");
   int *cur = paths, *next = paths + (size_t)D * N;
   double cost[HET_COST_MAX_DEVICES] = {0}, ncost[HET_COST_MAX_DEVICES] = {0};
   int from[HET_COST_MAX_DEVICES] = {0};
@@ -90,11 +94,11 @@ static bool het_start_dp(const het_cost_index *ix, int *out) {
   for (int d = 1; d < D; d++)
     if (cost[d] < cost[best])
       best = d;
-  bool ok = isfinite(cost[best]);
-  if (ok)
+  *used = isfinite(cost[best]);
+  if (*used)
     memcpy(out, cur + (size_t)best * N, (size_t)N * sizeof(int));
   free(paths);
-  return ok;
+  return HET_OK;
 }
 
 /* ---- capacity repair ---- */
@@ -322,7 +326,7 @@ static het_status het_cost_work_init(het_cost_work *w,
 }
 
 /* Pass 1: the distinct starting points, priority first. */
-static void het_cost_starts(het_cost_work *w, const int *prio) {
+static het_status het_cost_starts(het_cost_work *w, const int *prio) {
   const het_cost_table *t = w->ix.t;
   size_t n = (size_t)t->n_nodes;
   int *slot = w->starts;
@@ -337,7 +341,7 @@ static void het_cost_starts(het_cost_work *w, const int *prio) {
     ok[k] = het_start_all_on(t, d, w->starts + (size_t)k * (n + 1));
   het_start_argmin(t, w->starts + (size_t)k * (n + 1));
   ok[k++] = true;
-  ok[k] = het_start_dp(&w->ix, w->starts + (size_t)k * (n + 1));
+  HET_TRY(het_start_dp(&w->ix, w->starts + (size_t)k * (n + 1), &ok[k]));
   k++;
   w->n_starts = 0;
   for (int i = 0; i < k; i++) {
@@ -351,6 +355,7 @@ static void het_cost_starts(het_cost_work *w, const int *prio) {
       memmove(w->starts + (size_t)w->n_starts++ * (n + 1), a,
               n * sizeof(int));
   }
+  return HET_OK;
 }
 
 static bool het_assign_valid(const het_cost_table *t, const int *a) {
@@ -370,7 +375,11 @@ het_status het_assign_cost(const het_cost_table *t, const int *prio,
     prio = NULL;
   het_cost_work w;
   HET_TRY(het_cost_work_init(&w, t));
-  het_cost_starts(&w, prio);
+  het_status started = het_cost_starts(&w, prio);
+  if (started != HET_OK) {
+    het_cost_work_deinit(&w);
+    return started;
+  }
   double best = INFINITY;
   size_t n = (size_t)t->n_nodes;
   for (int i = 0; i < w.n_starts; i++) {

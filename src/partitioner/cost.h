@@ -99,11 +99,12 @@ het_status het_cost_table_build(const het_graph *g, const het_ep *devices,
                                 const int *measured_dev, het_arena *arena,
                                 het_cost_table *out);
 
-/* The objective for assignment (assign[node] = device index), in
+/* *out = the objective for assignment (assign[node] = device index), in
  * seconds; INFINITY when a node is refused or a capacity is exceeded.
- * O(nodes + edges), allocation-free apart from a scratch array (returns
- * INFINITY if that allocation fails). */
-double het_cost_evaluate(const het_cost_table *t, const int *assign);
+ * O(nodes + edges), allocation-free apart from a scratch index
+ * (OUT_OF_MEMORY when that allocation fails). */
+het_status het_cost_evaluate(const het_cost_table *t, const int *assign,
+                             double *out);
 
 /* `cost`: minimises het_cost_evaluate; never worse than the priority
  * assignment it starts from (prio, may be NULL); absorbs islands whose

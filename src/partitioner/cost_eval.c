@@ -199,16 +199,17 @@ double het_cost_eval_ix(const het_cost_index *ix, const int *assign,
   return total;
 }
 
-double het_cost_evaluate(const het_cost_table *t, const int *assign) {
+het_status het_cost_evaluate(const het_cost_table *t, const int *assign,
+                             double *out) {
+  *out = INFINITY;
   for (int n = 0; n < t->n_nodes; n++)
     if (assign[n] < 0 || assign[n] >= t->n_devices)
-      return INFINITY;
+      return HET_OK;
   het_cost_index ix;
-  if (het_cost_index_init(&ix, t) != HET_OK)
-    return INFINITY;
-  double c = het_cost_eval_ix(&ix, assign, NULL, true);
+  HET_TRY(het_cost_index_init(&ix, t));
+  *out = het_cost_eval_ix(&ix, assign, NULL, true);
   het_cost_index_deinit(&ix);
-  return c;
+  return HET_OK;
 }
 
 /* ---- incremental form ---- */

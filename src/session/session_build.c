@@ -191,8 +191,8 @@ static het_status het_assign(het_build_ctx *x, het_graph_build *b,
                                measured, measured_dev, &s->arena, &b->cost));
   het_control_costs(b);
   HET_TRY(het_assign_cost(&b->cost, b->prio_assign, b->cost_assign));
-  b->est_priority = het_cost_evaluate(&b->cost, b->prio_assign);
-  b->est_cost = het_cost_evaluate(&b->cost, b->cost_assign);
+  HET_TRY(het_cost_evaluate(&b->cost, b->prio_assign, &b->est_priority));
+  HET_TRY(het_cost_evaluate(&b->cost, b->cost_assign, &b->est_cost));
   if (!s->use_priority)
     for (int n = 0; n < g->n_nodes; n++) {
       p->provider[n] = b->cost_assign[n];

@@ -7,6 +7,9 @@
 #include "core/ir.h"
 #include "partitioner/cost.h"
 
+/* het_cost_evaluate's objective for assign (the call must succeed). */
+double cg_evaluate(const het_cost_table *t, const int *assign);
+
 /* A float32 value with flags and an optional static shape. */
 int cg_add_value(het_graph *g, const char *name, unsigned flags,
                  const int64_t *dims, int rank);

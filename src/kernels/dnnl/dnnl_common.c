@@ -119,6 +119,21 @@ static void het_dnnl_query_md(dnnl_primitive_desc_t pd, dnnl_query_t what,
     memset(out, 0, sizeof *out);
 }
 
+static _Thread_local bool t_oom;
+
+bool het_dnnl_oom_take(void) {
+  bool was = t_oom;
+  t_oom = false;
+  return was;
+}
+
+void *het_dnnl_malloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p)
+    t_oom = true;
+  return p;
+}
+
 bool het_dnnl_prim_init(het_dnnl_prim *p, dnnl_primitive_desc_t pd) {
   static atomic_uint_fast64_t next_id;
   p->id = (uint64_t)atomic_fetch_add(&next_id, 1) + 1;
@@ -127,9 +142,11 @@ bool het_dnnl_prim_init(het_dnnl_prim *p, dnnl_primitive_desc_t pd) {
   het_dnnl_query_md(pd, dnnl_query_weights_md, 0, &p->w_md);
   het_dnnl_query_md(pd, dnnl_query_weights_md, 1, &p->b_md);
   het_dnnl_query_md(pd, dnnl_query_scratchpad_md, 0, &p->scratch_md);
-  bool ok = dnnl_primitive_create(&p->prim, pd) == dnnl_success;
+  dnnl_status_t st = dnnl_primitive_create(&p->prim, pd);
   dnnl_primitive_desc_destroy(pd);
-  return ok;
+  if (st == dnnl_out_of_memory)
+    t_oom = true;
+  return st == dnnl_success;
 }
 
 dnnl_primitive_attr_t het_dnnl_scratch_attr(void) {
@@ -154,7 +171,11 @@ dnnl_primitive_attr_t het_dnnl_attr_finish(dnnl_primitive_attr_t attr,
 }
 
 void *het_dnnl_alloc(const dnnl_memory_desc_t *md) {
-  return aligned_alloc(64, (dnnl_memory_desc_get_size(md) + 63) / 64 * 64);
+  size_t n = (dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
+  void *p = aligned_alloc(64, n ? n : 64);
+  if (!p)
+    t_oom = true;
+  return p;
 }
 
 /* p's memory objects on this thread (see het_dnnl_tls), made on its

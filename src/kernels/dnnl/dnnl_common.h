@@ -41,6 +41,18 @@ dnnl_primitive_attr_t het_dnnl_attr_finish(dnnl_primitive_attr_t attr,
 
 /* A 64-byte aligned buffer of md's size (free with free); NULL on failure. */
 void *het_dnnl_alloc(const dnnl_memory_desc_t *md);
+/* malloc for what a primitive's build needs. */
+void *het_dnnl_malloc(size_t n);
+
+/* Builders return false both when oneDNN refuses a shape (the kernel then
+ * falls back to the reference code, which is right) and when memory runs
+ * out (which must be an error: falling back would change the results and
+ * hide the fault).  het_dnnl_alloc, het_dnnl_malloc and a primitive whose
+ * creation oneDNN fails for want of memory note the second case on the
+ * calling thread; het_dnnl_oom_take says whether it happened since the
+ * last call and forgets it.  Call it before a build (to start clean) and
+ * after one that failed. */
+bool het_dnnl_oom_take(void);
 
 /* This thread's staging buffer number slot (0 .. HET_DNNL_STAGE_SLOTS-1),
  * 64-byte aligned, of at least n bytes: valid until the next call for that

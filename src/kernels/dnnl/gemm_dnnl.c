@@ -63,7 +63,7 @@ static bool reorder_weights(gemm_state *s, gemm_entry *e, const float *b) {
   size_t cnt = (size_t)(s->k * s->n);
   float *scaled = NULL;
   if (s->alpha != 1.0f) {
-    scaled = malloc(cnt * sizeof *scaled);
+    scaled = het_dnnl_malloc(cnt * sizeof *scaled);
     if (!scaled)
       return false;
     for (size_t i = 0; i < cnt; i++)
@@ -125,10 +125,13 @@ static void entry_clear(gemm_entry *e) {
   e->ok = false;
 }
 
-/* Finds or builds the entry for A's dims; NULL when the cache is full. */
-static const gemm_entry *entry_get(gemm_state *s, int64_t a0, int64_t a1,
-                                   const float *b) {
+/* Finds or builds the entry for A's dims: *out, NULL when the cache is
+ * full; OUT_OF_MEMORY (nothing cached, a later call tries again) when a
+ * build ran out of memory. */
+static het_status entry_get(gemm_state *s, int64_t a0, int64_t a1,
+                            const float *b, const gemm_entry **out) {
   const gemm_entry *found = NULL;
+  het_status st = HET_OK;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->n_entries && !found; i++)
     if (s->entries[i].a0 == a0 && s->entries[i].a1 == a1)
@@ -138,13 +141,19 @@ static const gemm_entry *entry_get(gemm_state *s, int64_t a0, int64_t a1,
     memset(e, 0, sizeof *e);
     e->a0 = a0;
     e->a1 = a1;
+    het_dnnl_oom_take();
     e->ok = entry_create(s, e, b);
     if (!e->ok)
       entry_clear(e);
-    found = &s->entries[s->n_entries++];
+    if (!e->ok && het_dnnl_oom_take())
+      st = het_error(HET_ERR_OUT_OF_MEMORY,
+                     "oneDNN Gemm: out of memory building the primitive");
+    else
+      found = &s->entries[s->n_entries++];
   }
   pthread_mutex_unlock(&s->mu);
-  return found;
+  *out = found;
+  return st;
 }
 
 static const het_value *node_value(const het_graph *g, const het_node *n,
@@ -199,8 +208,13 @@ het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
     het_gemm_dnnl_destroy(s);
     return st;
   }
-  if (a->shape.rank == 2 && het_shape_is_concrete(&a->shape))
-    entry_get(s, a->shape.dims[0].value, a->shape.dims[1].value, w->data);
+  const gemm_entry *e;
+  if (a->shape.rank == 2 && het_shape_is_concrete(&a->shape) &&
+      (st = entry_get(s, a->shape.dims[0].value, a->shape.dims[1].value,
+                      w->data, &e)) != HET_OK) {
+    het_gemm_dnnl_destroy(s);
+    return het_node_error(node, st, "%s", het_last_error());
+  }
   *state = s;
   return HET_OK;
 }
@@ -250,7 +264,10 @@ het_status het_gemm_dnnl_run(het_kernel_ctx *ctx, bool *done) {
       (s->cmode == C_SUM && (!c || het_tensor_count(c) == 0 ||
                              c->dtype != HET_DTYPE_FLOAT32)))
     return HET_OK;
-  const gemm_entry *e = entry_get(s, a->dims[0], a->dims[1], b->data);
+  const gemm_entry *e;
+  het_status st = entry_get(s, a->dims[0], a->dims[1], b->data, &e);
+  if (st != HET_OK)
+    return het_lk_fail(ctx, st, "%s", het_last_error());
   if (!e || !e->ok || dnnl_memory_desc_get_size(&e->p.dst_md) != y->nbytes)
     return HET_OK;
   if (s->cmode == C_SUM && !fill_c(c, y->data, y->dims[0], y->dims[1]))

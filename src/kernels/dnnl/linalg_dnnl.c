@@ -497,7 +497,7 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
       dnnl_primitive_desc_destroy(wpd[k]);
       continue;
     }
-    if (keyed && (name = malloc(strlen(in) + 16)))
+    if (keyed && (name = het_dnnl_malloc(strlen(in) + 16)))
       snprintf(name, strlen(in) + 16, "winograd %d %s", k + 1, in);
     if (conv_entry_build(s, &c, xd, xr, w, wpd[k], &cand[n])) {
       names[n++] = name;
@@ -565,11 +565,21 @@ static void entry_clear(dnnl_entry *e) {
   memset(e, 0, sizeof *e);
 }
 
-/* Finds or builds the entry for x's shape; NULL when the cache is full. */
-static const dnnl_entry *entry_get(het_dnnl_state *s, const het_node *node,
-                                   const int64_t *xd, int xr,
-                                   const het_tensor *w, bool bias) {
+/* OUT_OF_MEMORY for node when a primitive's build ran out of memory
+ * (het_dnnl_oom_take). */
+static het_status build_oom(const het_node *node) {
+  return het_node_error(node, HET_ERR_OUT_OF_MEMORY,
+                        "oneDNN: out of memory building the primitive");
+}
+
+/* Finds or builds the entry for x's shape: *out, NULL when the cache is
+ * full; OUT_OF_MEMORY (nothing cached, a later call tries again) when the
+ * build ran out of memory. */
+static het_status entry_get(het_dnnl_state *s, const het_node *node,
+                            const int64_t *xd, int xr, const het_tensor *w,
+                            bool bias, const dnnl_entry **out) {
   const dnnl_entry *found = NULL;
+  het_status st = HET_OK;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->n && !found; i++)
     if (s->entries[i].key_rank == xr &&
@@ -578,17 +588,24 @@ static const dnnl_entry *entry_get(het_dnnl_state *s, const het_node *node,
   if (!found && s->n < DNNL_CACHE) {
     dnnl_entry *e = &s->entries[s->n];
     memset(e, 0, sizeof *e);
+    het_dnnl_oom_take();
     e->ok = s->kind == KIND_CONV
                 ? conv_entry_create(s, node, xd, xr, w, bias, s->algo, e)
                 : matmul_entry_create(xd, xr, w, e);
-    if (!e->ok)
+    bool oom = het_dnnl_oom_take();
+    if (!e->ok || oom)
       entry_clear(e);
-    e->key_rank = xr; /* after: a create may replace the whole entry */
-    memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
-    found = &s->entries[s->n++];
+    if (oom) {
+      st = build_oom(node);
+    } else {
+      e->key_rank = xr; /* after: a create may replace the whole entry */
+      memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
+      found = &s->entries[s->n++];
+    }
   }
   pthread_mutex_unlock(&s->mu);
-  return found;
+  *out = found;
+  return st;
 }
 
 static const het_tensor *node_init(const het_graph *g, const het_node *n,
@@ -708,8 +725,14 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < xs->rank; i++)
       dims[i] = xs->dims[i].value < 0 ? 1 : xs->dims[i].value;
-    e = entry_get(s, node, dims, xs->rank, w,
-                  het_node_input(node, 2) >= 0 && kind == KIND_CONV);
+    het_status st = entry_get(s, node, dims, xs->rank, w,
+                              het_node_input(node, 2) >= 0 && kind == KIND_CONV,
+                              &e);
+    if (st != HET_OK) {
+      het_dnnl_state_destroy(s);
+      *state = NULL;
+      return st;
+    }
   }
   if (nhwc && (!e || !e->ok)) {
     het_dnnl_state_destroy(s);
@@ -877,12 +900,15 @@ static het_status conv_run_uncached(het_kernel_ctx *ctx,
   het_tensor *y = ctx->outputs[0];
   dnnl_entry e;
   memset(&e, 0, sizeof e);
+  het_dnnl_oom_take();
   bool built = conv_entry_create(s, ctx->node, x->dims, x->rank, w,
                                  b != NULL, HET_CONV_ALGO_DIRECT, &e) &&
                dnnl_memory_desc_get_size(&e.dst_user) == y->nbytes;
   bool ok = built && entry_execute(&e, x->data, b ? b->data : NULL, y->data,
                                    z ? z->data : NULL);
   entry_clear(&e);
+  if (!built && het_dnnl_oom_take())
+    return build_oom(ctx->node);
   if (!built)
     return s->nhwc_in | s->nhwc_out
                ? het_lk_fail(ctx, HET_ERR_INTERNAL,
@@ -921,8 +947,9 @@ static het_status dnnl_run_f16(het_kernel_ctx *ctx, het_dnnl_state *s,
   if (x->dtype != HET_DTYPE_FLOAT16 || y->dtype != HET_DTYPE_FLOAT16 ||
       (z && z->dtype != HET_DTYPE_FLOAT16) || het_tensor_count(y) == 0)
     return HET_OK; /* the generic path */
-  const dnnl_entry *e =
-      entry_get(s, ctx->node, x->dims, x->rank, s->w32, s->b32 != NULL);
+  const dnnl_entry *e;
+  HET_TRY(entry_get(s, ctx->node, x->dims, x->rank, s->w32, s->b32 != NULL,
+                    &e));
   if (!e || !e->ok ||
       dnnl_memory_desc_get_size(e->dst_user.ndims ? &e->dst_user
                                                   : &e->p.dst_md) !=
@@ -974,7 +1001,8 @@ static het_status dnnl_run(het_kernel_ctx *ctx, bool *done) {
     return nhwc ? het_lk_fail(ctx, HET_ERR_INTERNAL,
                               "NHWC Conv without a oneDNN primitive")
                 : HET_OK;
-  const dnnl_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w, b != NULL);
+  const dnnl_entry *e;
+  HET_TRY(entry_get(s, ctx->node, x->dims, x->rank, w, b != NULL, &e));
   if (!e && s->kind == KIND_CONV) /* cache full: a primitive for this call */
     return conv_run_uncached(ctx, s, done);
   if (!e || !e->ok ||

@@ -10,6 +10,7 @@
 #include <dnnl.h>
 
 #include "core/infer.h"
+#include "core/status.h"
 #include "kernels/dnnl/dnnl_common.h"
 #include "kernels/nlp_kernels.h"
 
@@ -68,7 +69,8 @@ void het_fmm_dnnl_destroy(void *state) {
 }
 
 /* *out = NULL (and OK) when the node does not fit: A's shape not static,
- * B not a constant 2-D float32, no constant bias, or oneDNN refuses. */
+ * B not a constant 2-D float32, no constant bias, or oneDNN refuses;
+ * OUT_OF_MEMORY when the build ran out of memory. */
 het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
                                void **out) {
   *out = NULL;
@@ -85,27 +87,36 @@ het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
     return HET_OK;
   het_fmm_dnnl *f = calloc(1, sizeof *f);
   if (!f)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "node '%s': out of memory",
-                     node->name);
+    return het_node_error(node, HET_ERR_OUT_OF_MEMORY, "out of memory");
   f->k = w->dims[0];
   f->n = w->dims[1];
   f->m = het_shape_count(as) / f->k;
+  het_dnnl_oom_take();
   if (f->m < 1 || f->n < 1 ||
       !fmm_build(f, w, het_node_attr_int(node, "gelu", 0) != 0)) {
     het_fmm_dnnl_destroy(f);
-    return HET_OK;
+    return het_dnnl_oom_take()
+               ? het_node_error(node, HET_ERR_OUT_OF_MEMORY,
+                                "oneDNN matmul: out of memory building the "
+                                "primitive")
+               : HET_OK;
   }
   *out = f;
   return HET_OK;
 }
 
-/* Runs when A has the prepared shape; false: the caller falls back. */
-bool het_fmm_dnnl_run(const void *state, const het_tensor *a,
-                      const het_tensor *bias, het_tensor *y) {
+/* Runs when A has the prepared shape; *done = false: the caller falls
+ * back. */
+het_status het_fmm_dnnl_run(const void *state, const het_tensor *a,
+                            const het_tensor *bias, het_tensor *y, bool *done) {
   const het_fmm_dnnl *f = state;
+  *done = false;
   if (!f || !bias || a->rank < 2 || a->dims[a->rank - 1] != f->k ||
       het_tensor_count(a) != f->m * f->k || het_tensor_count(bias) != f->n ||
       bias->dtype != HET_DTYPE_FLOAT32)
-    return false;
-  return het_dnnl_prim_execute(&f->p, a->data, bias->data, y->data);
+    return HET_OK;
+  if (!het_dnnl_prim_execute(&f->p, a->data, bias->data, y->data))
+    return het_error(HET_ERR_KERNEL, "oneDNN matmul failed");
+  *done = true;
+  return HET_OK;
 }

@@ -216,8 +216,8 @@ static bool qconv_read(const het_graph *g, const het_node *node,
        (!b || b->dtype != HET_DTYPE_INT32 || het_tensor_count(b) != s->m)))
     return false;
   s->n_scales = (int)het_tensor_count(ws);
-  s->scales = malloc(sizeof(float) * (size_t)s->n_scales);
-  s->bias = b ? malloc(sizeof(int32_t) * (size_t)s->m) : NULL;
+  s->scales = het_dnnl_malloc(sizeof(float) * (size_t)s->n_scales);
+  s->bias = b ? het_dnnl_malloc(sizeof(int32_t) * (size_t)s->m) : NULL;
   bool ok = s->scales && (!b || s->bias);
   /* the reference's multiplier, operation for operation */
   float fx = ((const float *)xs->data)[0], fy = ((const float *)ys->data)[0];
@@ -352,11 +352,18 @@ static bool entry_create(const qconv_state *s, const het_node *node,
          (!e->prepad || pix_off_init(e));
 }
 
-/* Finds or builds the entry for X dims xd; NULL when the cache is full. */
-static const qconv_entry *entry_get(qconv_state *s, const het_node *node,
-                                    const int64_t *xd, int xr,
-                                    const het_tensor *w) {
+static het_status build_oom(const het_node *node) {
+  return het_node_error(node, HET_ERR_OUT_OF_MEMORY,
+                        "oneDNN int8: out of memory building the primitive");
+}
+
+/* Finds or builds the entry for X dims xd: *out, NULL when the cache is
+ * full; OUT_OF_MEMORY (nothing cached) when the build ran out of memory. */
+static het_status entry_get(qconv_state *s, const het_node *node,
+                            const int64_t *xd, int xr, const het_tensor *w,
+                            const qconv_entry **out) {
   const qconv_entry *found = NULL;
+  het_status st = HET_OK;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->n && !found; i++)
     if (s->entries[i].key_rank == xr &&
@@ -365,15 +372,22 @@ static const qconv_entry *entry_get(qconv_state *s, const het_node *node,
   if (!found && s->n < QCONV_CACHE) {
     qconv_entry *e = &s->entries[s->n];
     memset(e, 0, sizeof *e);
+    het_dnnl_oom_take();
     e->ok = entry_create(s, node, xd, xr, w, e);
-    if (!e->ok)
+    bool oom = het_dnnl_oom_take();
+    if (!e->ok || oom)
       entry_clear(e);
-    e->key_rank = xr;
-    memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
-    found = &s->entries[s->n++];
+    if (oom) {
+      st = build_oom(node);
+    } else {
+      e->key_rank = xr;
+      memcpy(e->key, xd, sizeof(int64_t) * (size_t)xr);
+      found = &s->entries[s->n++];
+    }
   }
   pthread_mutex_unlock(&s->mu);
-  return found;
+  *out = found;
+  return st;
 }
 
 void het_dnnl_qconv_destroy(void *state) {
@@ -398,7 +412,13 @@ het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
   if (het_dnnl_q8_usable() && !(s = calloc(1, sizeof *s)))
     return het_error(HET_ERR_OUT_OF_MEMORY,
                      "node '%s': oneDNN state: out of memory", node->name);
-  if (!s || !qconv_read(graph, node, s)) {
+  het_dnnl_oom_take();
+  bool read = s && qconv_read(graph, node, s);
+  if (s && !read && het_dnnl_oom_take()) {
+    free(s);
+    return build_oom(node);
+  }
+  if (!read) {
     free(s); /* the reference runs it, in NCHW only */
     return nhwc ? het_error(HET_ERR_UNSUPPORTED,
                             "node '%s': no oneDNN int8 path for NHWC",
@@ -419,7 +439,13 @@ het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < xs->rank; i++)
       dims[i] = xs->dims[i].value < 0 ? 1 : xs->dims[i].value;
-    e = entry_get(s, node, dims, xs->rank, het_dnnl_q8_init(graph, node, IN_W));
+    het_status st = entry_get(s, node, dims, xs->rank,
+                              het_dnnl_q8_init(graph, node, IN_W), &e);
+    if (st != HET_OK) {
+      het_dnnl_qconv_destroy(s);
+      *state = NULL;
+      return st;
+    }
   }
   if (nhwc && (!e || !e->ok)) {
     het_dnnl_qconv_destroy(s);
@@ -548,7 +574,7 @@ static bool pix_off_init(qconv_entry *e) {
   size_t blk[QCONV_MAX_SP + 1];
   src_blocks(e, blk);
   int64_t pixels = het_conv_geom_count(e->in, e->nsp);
-  e->pix_off = malloc(sizeof(int64_t) * (size_t)pixels);
+  e->pix_off = het_dnnl_malloc(sizeof(int64_t) * (size_t)pixels);
   if (!e->pix_off)
     return false;
   for (int64_t p = 0; p < pixels; p++) {
@@ -673,11 +699,17 @@ het_status het_dnnl_qconv_run(het_kernel_ctx *ctx, bool *done) {
     return nhwc ? het_lk_fail(ctx, HET_ERR_INTERNAL,
                               "NHWC QLinearConv without a oneDNN primitive")
                 : HET_OK;
-  const qconv_entry *e = entry_get(s, ctx->node, x->dims, x->rank, w);
+  const qconv_entry *e;
+  HET_TRY(entry_get(s, ctx->node, x->dims, x->rank, w, &e));
   qconv_entry once; /* cache full: a primitive for this call */
   if (!e) {
     memset(&once, 0, sizeof once);
+    het_dnnl_oom_take();
     once.ok = entry_create(s, ctx->node, x->dims, x->rank, w, &once);
+    if (!once.ok && het_dnnl_oom_take()) {
+      entry_clear(&once);
+      return build_oom(ctx->node);
+    }
     e = &once;
   }
   het_status st = HET_OK;

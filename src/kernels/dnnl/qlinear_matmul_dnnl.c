@@ -83,7 +83,7 @@ static bool qmm_read(const het_graph *g, const het_node *node, qmm_state *s) {
       (nbs != 1 && nbs != s->n) || !het_dnnl_q8_zp_zero(g, node, IN_BZ, s->n))
     return false;
   s->n_scales = (int)nbs;
-  s->scales = malloc(sizeof(float) * (size_t)nbs);
+  s->scales = het_dnnl_malloc(sizeof(float) * (size_t)nbs);
   bool ok = s->scales != NULL;
   /* the reference's multiplier, operation for operation */
   float fa = ((const float *)as->data)[0], fy = ((const float *)ys->data)[0];
@@ -138,10 +138,12 @@ static void entry_clear(qmm_entry *e) {
   memset(e, 0, sizeof *e);
 }
 
-/* Finds or builds the entry for m rows; NULL when the cache is full. */
-static const qmm_entry *entry_get(qmm_state *s, int64_t m,
-                                  const het_tensor *b) {
+/* Finds or builds the entry for m rows: *out, NULL when the cache is
+ * full; OUT_OF_MEMORY (nothing cached) when the build ran out of memory. */
+static het_status entry_get(qmm_state *s, const het_node *node, int64_t m,
+                            const het_tensor *b, const qmm_entry **out) {
   const qmm_entry *found = NULL;
+  het_status st = HET_OK;
   pthread_mutex_lock(&s->mu);
   for (int i = 0; i < s->n_entries && !found; i++)
     if (s->entries[i].m == m)
@@ -150,14 +152,21 @@ static const qmm_entry *entry_get(qmm_state *s, int64_t m,
     qmm_entry *e = &s->entries[s->n_entries];
     memset(e, 0, sizeof *e);
     e->m = m;
+    het_dnnl_oom_take();
     e->ok = entry_create(s, b, e);
-    if (!e->ok)
+    bool oom = het_dnnl_oom_take();
+    if (!e->ok || oom)
       entry_clear(e);
     e->m = m;
-    found = &s->entries[s->n_entries++];
+    if (oom)
+      st = het_node_error(node, HET_ERR_OUT_OF_MEMORY,
+                          "oneDNN int8: out of memory building the primitive");
+    else
+      found = &s->entries[s->n_entries++];
   }
   pthread_mutex_unlock(&s->mu);
-  return found;
+  *out = found;
+  return st;
 }
 
 /* Rows of A (dims ad, rank ar) with its leading dims folded; -1 when A's
@@ -180,8 +189,8 @@ void het_dnnl_qmatmul_destroy(void *state) {
   free(s);
 }
 
-static void qmm_start(const het_graph *graph, const het_node *node, int b_in,
-                      qmm_state *s, void **state);
+static het_status qmm_start(const het_graph *graph, const het_node *node,
+                            int b_in, qmm_state *s, void **state);
 
 het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
                                     const het_node *node, void **state) {
@@ -192,29 +201,39 @@ het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY,
                      "node '%s': oneDNN state: out of memory", node->name);
+  het_dnnl_oom_take();
   if (!qmm_read(graph, node, s)) {
     free(s);
-    return HET_OK; /* the reference runs it */
+    return het_dnnl_oom_take()
+               ? het_node_error(node, HET_ERR_OUT_OF_MEMORY,
+                                "oneDNN state: out of memory")
+               : HET_OK; /* the reference runs it */
   }
-  qmm_start(graph, node, IN_B, s, state);
-  return HET_OK;
+  return qmm_start(graph, node, IN_B, s, state);
 }
 
 /* Publishes s as *state and builds the entry for A's declared shape (B:
- * input b_in). */
-static void qmm_start(const het_graph *graph, const het_node *node, int b_in,
-                      qmm_state *s, void **state) {
+ * input b_in); on an error s is destroyed and *state NULL. */
+static het_status qmm_start(const het_graph *graph, const het_node *node,
+                            int b_in, qmm_state *s, void **state) {
   pthread_mutex_init(&s->mu, NULL);
-  *state = s;
   const het_shape *as = &graph->values[het_node_input(node, IN_A)].shape;
   if (as->rank > 0 && het_shape_is_concrete(as)) {
     int64_t dims[HET_MAX_RANK];
     for (int i = 0; i < as->rank; i++)
       dims[i] = as->dims[i].value;
     int64_t m = folded_rows(dims, as->rank, s->k);
-    if (m > 0)
-      entry_get(s, m, het_dnnl_q8_init(graph, node, b_in));
+    const qmm_entry *e;
+    het_status st = m > 0 ? entry_get(s, node, m,
+                                      het_dnnl_q8_init(graph, node, b_in), &e)
+                          : HET_OK;
+    if (st != HET_OK) {
+      het_dnnl_qmatmul_destroy(s);
+      return st;
+    }
   }
+  *state = s;
+  return HET_OK;
 }
 
 const char *het_dnnl_qmatmul_impl(const void *state) {
@@ -242,7 +261,8 @@ static het_status qmm_execute(het_kernel_ctx *ctx, qmm_state *s,
   if (*m <= 0 ||
       (size_t)(*m * s->n) * het_dtype_size(s->yt) != y->nbytes)
     return HET_OK;
-  const qmm_entry *e = entry_get(s, *m, b);
+  const qmm_entry *e;
+  HET_TRY(entry_get(s, ctx->node, *m, b, &e));
   if (!e || !e->ok)
     return HET_OK;
   if (!het_dnnl_prim_execute(&e->p, a->data, NULL, y->data))
@@ -292,8 +312,7 @@ het_status het_dnnl_mmint_prepare(const het_graph *graph, const het_node *node,
   for (int64_t r = 0; r < s->k; r++)
     for (int64_t j = 0; j < s->n; j++)
       colsum[j] += bd[r * s->n + j];
-  qmm_start(graph, node, MI_B, s, state);
-  return HET_OK;
+  return qmm_start(graph, node, MI_B, s, state);
 }
 
 het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done) {

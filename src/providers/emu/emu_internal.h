@@ -104,7 +104,7 @@ typedef struct het_emu_device {
 typedef enum het_emu_mode { HET_EMU_FAST = 0, HET_EMU_TIMED = 1 } het_emu_mode;
 
 enum { HET_EMU_FAULT_ALLOC, HET_EMU_FAULT_KERNEL, HET_EMU_FAULT_COPY,
-       HET_EMU_FAULT_KINDS };
+       HET_EMU_FAULT_EVENT, HET_EMU_FAULT_KINDS };
 
 /* One session's instance. */
 typedef struct het_emu_state {

@@ -31,7 +31,7 @@ static het_status het_emu_option_count(const char *key, const char *value,
 static het_status het_emu_option(het_emu_state *s, const char *key,
                                  const char *value) {
   static const char *const fault_keys[HET_EMU_FAULT_KINDS] = {
-      "fail_alloc", "fail_kernel", "fail_copy"};
+      "fail_alloc", "fail_kernel", "fail_copy", "fail_event"};
   for (int k = 0; k < HET_EMU_FAULT_KINDS; k++)
     if (strcmp(key, fault_keys[k]) == 0)
       return het_emu_option_count(key, value, 1000000000L, &s->fail_at[k]);
@@ -54,7 +54,7 @@ static het_status het_emu_option(het_emu_state *s, const char *key,
   }
   return het_error(HET_ERR_INVALID_ARGUMENT,
                    "emu: unknown option '%s' (known: mode, fail_alloc, "
-                   "fail_kernel, fail_copy, jitter_us)",
+                   "fail_kernel, fail_copy, fail_event, jitter_us)",
                    key ? key : "(null)");
 }
 

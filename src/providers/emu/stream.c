@@ -101,7 +101,12 @@ void het_emu_event_destroy(void *state, void *event) {
 }
 
 het_status het_emu_event_record(void *state, void *event, void *stream) {
-  (void)state;
+  het_emu_state *s = state;
+  long nth;
+  if (het_emu_fault_hit(s, HET_EMU_FAULT_EVENT, &nth))
+    return het_error(HET_ERR_KERNEL,
+                     "emu: injected fault: event record #%ld on device '%s'",
+                     nth, s->dev->profile.name);
   het_hostq_record(((het_emu_stream *)stream)->q, event);
   return HET_OK;
 }
