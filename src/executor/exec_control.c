@@ -301,6 +301,20 @@ static het_status het_cf_loop(het_cf *c) {
                      "node '%s' (Loop): neither a trip count nor a condition "
                      "is given, so the loop would never end",
                      c->node->name);
+  /* The spec's types, checked before either is read: a trip count of
+   * another type (a uint32 0xffffffff) must not become a loop of billions. */
+  if (m_t && (m_t->dtype != HET_DTYPE_INT64 || het_tensor_count(m_t) != 1))
+    return het_error(HET_ERR_TYPE,
+                     "node '%s' (Loop): trip count M is %s with %lld "
+                     "elements, expected one int64",
+                     c->node->name, het_dtype_str(m_t->dtype),
+                     (long long)het_tensor_count(m_t));
+  if (c_t && (c_t->dtype != HET_DTYPE_BOOL || het_tensor_count(c_t) != 1))
+    return het_error(HET_ERR_TYPE,
+                     "node '%s' (Loop): condition is %s with %lld elements, "
+                     "expected one bool",
+                     c->node->name, het_dtype_str(c_t->dtype),
+                     (long long)het_tensor_count(c_t));
   int64_t max_trips = m_t ? het_tensor_get_i64(m_t, 0) : INT64_MAX;
   bool cond = c_t ? ((uint8_t *)c_t->data)[0] != 0 : true;
   het_loop_state lr = {.carried = c->n_inputs - 2};

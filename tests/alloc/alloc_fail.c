@@ -14,8 +14,9 @@
  *   1. a clean session create + run: the reference outputs, and the counts;
  *   2. create + run with allocation N failing, for N = 1, 2, 3, ... until
  *      an attempt makes fewer than N allocations: every failed attempt
- *      must return a status other than OK with a message, and an attempt
- *      that succeeds despite its fault must give the reference outputs;
+ *      must return OUT_OF_MEMORY with a message, and an attempt that
+ *      succeeds despite its fault must give the reference outputs (see
+ *      af_same);
  *   3. one session, run with allocation N of the run failing, N = 1, ...,
  *      each fault followed by a clean run of the same session that must
  *      match the reference bit for bit;
@@ -29,6 +30,7 @@
  */
 #include <errno.h>
 #include <execinfo.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -204,13 +206,30 @@ static void af_free_outputs(het_tensor **out, size_t n) {
   }
 }
 
+/* Outputs equal to the reference: bit for bit, except float32 within
+ * 1e-4 of the reference's largest magnitude, since each session times its
+ * own choice between oneDNN's direct and Winograd convolutions (ResNet-18's
+ * 3x3 layers), whose roundings differ. */
 static bool af_same(const af_model *m, het_tensor *const *out) {
   for (size_t i = 0; i < m->n_out; i++) {
     size_t nb = het_tensor_get_nbytes(m->ref[i]);
     if (!out[i] || het_tensor_get_nbytes(out[i]) != nb ||
-        het_tensor_get_dtype(out[i]) != het_tensor_get_dtype(m->ref[i]) ||
-        memcmp(het_tensor_get_data(out[i]), het_tensor_get_data(m->ref[i]),
-               nb) != 0)
+        het_tensor_get_dtype(out[i]) != het_tensor_get_dtype(m->ref[i]))
+      return false;
+    const void *a = het_tensor_get_data(out[i]), *b = het_tensor_get_data(m->ref[i]);
+    if (memcmp(a, b, nb) == 0)
+      continue;
+    if (het_tensor_get_dtype(out[i]) != HET_DTYPE_FLOAT32)
+      return false;
+    const float *fa = a, *fb = b;
+    int64_t n = het_tensor_get_count(m->ref[i]);
+    double peak = 0, diff = 0;
+    for (int64_t j = 0; j < n; j++) {
+      double d = fabs((double)fa[j] - fb[j]);
+      peak = fmax(peak, fabs((double)fb[j]));
+      diff = d > diff || d != d ? d : diff;
+    }
+    if (!(diff <= 1e-4 * peak))
       return false;
   }
   return true;
