@@ -34,6 +34,18 @@ static int32_t zp_at(const het_tensor *zp, int64_t i) {
   return (int32_t)het_dtype_load_i64(zp->dtype, zp->data, n == 1 ? 0 : i % n);
 }
 
+/* A scale input has 1 value or want (per row or channel); an empty one
+ * would divide by zero in scale_at. */
+static het_status scale_check(const het_kernel_ctx *ctx, const het_tensor *s,
+                              int64_t want, const char *what) {
+  int64_t n = het_tensor_count(s);
+  if (n == 1 || (n == want && n > 0))
+    return HET_OK;
+  return het_lk_fail(ctx, HET_ERR_SHAPE,
+                     "%s has %lld values, expected 1 or %lld", what,
+                     (long long)n, (long long)want);
+}
+
 static float scale_at(const het_tensor *s, int64_t i) {
   int64_t n = het_tensor_count(s);
   return (float)het_dtype_load_f64(s->dtype, s->data, n == 1 ? 0 : i % n);
@@ -131,6 +143,15 @@ het_status het_lk_qlinear_matmul_run(het_kernel_ctx *ctx) {
   het_lk_batch bt;
   int32_t *acc;
   HET_TRY(matmul_i32(ctx, 0, 3, in[2], in[5], &bt, &acc));
+  het_status st = scale_check(ctx, in[1], bt.m, "a_scale");
+  if (st == HET_OK)
+    st = scale_check(ctx, in[4], bt.n, "b_scale");
+  if (st == HET_OK)
+    st = scale_check(ctx, in[6], 1, "y_scale");
+  if (st != HET_OK) {
+    free(acc);
+    return st;
+  }
   int32_t yzp = zp_at(in[7], 0);
   float ys = scale_at(in[6], 0);
   int64_t total = bt.count * bt.m * bt.n;
@@ -207,6 +228,18 @@ het_status het_lk_qlinear_conv_run(het_kernel_ctx *ctx) {
   int32_t *acc;
   int64_t m, osz;
   HET_TRY(conv_i32(ctx, 3, in[2], in[5], &acc, &m, &osz));
+  het_status st = scale_check(ctx, in[1], 1, "x_scale");
+  if (st == HET_OK)
+    st = scale_check(ctx, in[4], m, "w_scale");
+  if (st == HET_OK)
+    st = scale_check(ctx, in[6], 1, "y_scale");
+  if (st == HET_OK && bias && het_tensor_count(bias) != m)
+    st = het_lk_fail(ctx, HET_ERR_SHAPE, "bias has %lld values, expected %lld",
+                     (long long)het_tensor_count(bias), (long long)m);
+  if (st != HET_OK) {
+    free(acc);
+    return st;
+  }
   int32_t yzp = zp_at(in[7], 0);
   float xs = scale_at(in[1], 0), ys = scale_at(in[6], 0);
   int64_t total = het_tensor_count(y);
