@@ -453,6 +453,52 @@ START_TEST(test_streams_executor) {
 }
 END_TEST
 
+/* A run of the soak model (x: [N, 3, H, W], all symbolic) at N x 3 x hw x hw. */
+static het_status run_soak(het_session *s, int64_t n, int64_t hw) {
+  int64_t dims[4] = {n, 3, hw, hw};
+  het_tensor *x, *y = NULL;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, 4, &x), HET_OK);
+  memset(het_tensor_get_data(x), 0, het_tensor_get_nbytes(x));
+  const char *name = "x";
+  het_status st = het_session_run(s, &name, &x, 1, NULL, 1, &y);
+  het_tensor_destroy(x);
+  het_tensor_destroy(y);
+  return st;
+}
+
+/* max_memory caps the host memory of a plan: a shape whose plan needs
+ * more fails with ERR_CAPACITY naming the sizes, the session stays usable;
+ * bad values are refused naming the option. */
+START_TEST(test_max_memory) {
+  het_session_options *o;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  static const char *const bad[] = {"", "-1", "12X", "1.5G", "99999999999G"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_int_eq(het_session_options_set(o, "max_memory", bad[i]),
+                     HET_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(het_last_error(), "max_memory"));
+  }
+  ck_assert_int_eq(het_session_options_set(o, "max_memory", "4M"), HET_OK);
+  het_session *s;
+  ck_assert_msg(het_session_create(env, HETRT_TEST_DATA "/soak/model.onnx", o,
+                                   &s) == HET_OK,
+                "%s", het_last_error());
+  ck_assert_int_eq(run_soak(s, 1, 16), HET_OK);
+  /* 16 x 8 x 128 x 128 floats per intermediate: 8 MiB each */
+  ck_assert_int_eq(run_soak(s, 16, 128), HET_ERR_CAPACITY);
+  ck_assert_msg(strstr(het_last_error(), "max_memory of 4194304 bytes"), "%s",
+                het_last_error());
+  ck_assert_int_eq(run_soak(s, 2, 16), HET_OK);
+  het_session_destroy(s);
+  ck_assert_int_eq(het_session_options_set(o, "max_memory", "0"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, HETRT_TEST_DATA "/soak/model.onnx",
+                                      o, &s), HET_OK);
+  ck_assert_int_eq(run_soak(s, 16, 128), HET_OK);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
 static Suite *session_suite(void) {
   Suite *s = suite_create("session");
   TCase *core = tcase_create("core");
@@ -473,6 +519,7 @@ static Suite *session_suite(void) {
   tcase_add_checked_fixture(errors, setup, teardown);
   tcase_add_test(errors, test_non_strict_skips_unbuilt);
   tcase_add_test(errors, test_constraint_errors);
+  tcase_add_test(errors, test_max_memory);
   suite_add_tcase(s, errors);
   return s;
 }

@@ -198,6 +198,11 @@ HET_API het_status het_session_options_set_threads(
  *                the cost algorithm uses those measured times instead of
  *                estimates for the nodes and providers it lists
  *                (profile-guided mode)
+ *   "max_memory" host bytes one plan may use (its arena of intermediates
+ *                plus resident tensors), decimal or with K, M or G (powers
+ *                of 1024); input shapes whose plan needs more fail the run
+ *                with ERR_CAPACITY naming both sizes, and the session stays
+ *                usable for smaller ones (default 0: no cap)
  *   "strict"     "true" (default): an unknown, unbuilt or absent provider
  *                fails session creation; "false": it is skipped with a
  *                warning that het_session_explain reports

@@ -264,6 +264,15 @@ het_status het_plan_memory(het_plan_builder *b) {
 
 het_status het_plan_check_capacity(const het_plan *plan) {
   const het_program *p = plan->prog;
+  size_t host = plan->arena_bytes[0] + plan->resident[0];
+  if (p->max_host_bytes && host > p->max_host_bytes)
+    return het_error(HET_ERR_CAPACITY,
+                     "memory plan%s%s: these input shapes need %zu bytes of "
+                     "host memory (%zu planned for intermediates + %zu "
+                     "resident), over the session's max_memory of %zu bytes",
+                     *p->path ? " of " : "", p->path, host,
+                     plan->arena_bytes[0], plan->resident[0],
+                     p->max_host_bytes);
   for (int d = 0; d < p->n_eps; d++) {
     const het_device *dev = p->eps[d].device;
     size_t cap = dev->info.memory_capacity;

@@ -77,6 +77,7 @@ struct het_program {
   int node_base;     /* session-wide id of node 0 */
   const char *path;  /* "" for the model, "If_0/then_branch", ... */
   struct het_plan_cache *cache; /* plans per signature */
+  size_t max_host_bytes; /* session option max_memory (0: no cap) */
 };
 
 /* Creates p's plan cache (p's other fields are set by the caller).

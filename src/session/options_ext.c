@@ -4,6 +4,7 @@
  * against a model until a session is created.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,27 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
       return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
     free(o->node_times);
     o->node_times = copy; /* "" clears it */
+    return HET_OK;
+  }
+  if (strcmp(key, "max_memory") == 0) {
+    /* decimal bytes, or with K, M, G (powers of 1024); 0 = no cap */
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(value, &end, 10);
+    unsigned shift = !end ? 0
+                     : *end == 'K' ? 10
+                     : *end == 'M' ? 20
+                     : *end == 'G' ? 30
+                                   : 0;
+    if (shift)
+      end++;
+    if (end == value || *end || errno || value[0] == '-' ||
+        (shift && v > (SIZE_MAX >> shift)))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'max_memory': '%s' is not a byte count "
+                       "(e.g. 536870912, 512M, 2G)",
+                       value);
+    o->max_memory = (size_t)(v << shift);
     return HET_OK;
   }
   if (strcmp(key, "strict") == 0) {

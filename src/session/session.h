@@ -70,6 +70,8 @@ struct het_session_options {
   bool measure;           /* measure=true: time every node of every run */
   bool trace;             /* trace=true: keep every node's start and end */
   bool streams;           /* executor=streams */
+  size_t max_memory;      /* max_memory=BYTES: host bytes one plan may
+                             use (0: no cap) */
   char *node_times;       /* node_times=PATH: measured times to plan with */
   int n_kv;
   het_kv *kv;             /* provider options, key "<provider>.<key>" */
