@@ -16,18 +16,18 @@ bool het_dim_mul(int64_t a, int64_t b, int64_t *out) {
   return true;
 }
 
+/* The product of the non-zero dims must fit even when a dim is 0: the
+ * tensor is empty, but its strides are still products of its dims. */
 int64_t het_dims_count(const int64_t *dims, int rank) {
   int64_t n = 1;
+  bool empty = false;
   for (int i = 0; i < rank; i++) {
-    if (dims[i] < 0)
-      return -1;
     if (dims[i] == 0)
-      return 0;
-  }
-  for (int i = 0; i < rank; i++)
-    if (!het_dim_mul(n, dims[i], &n))
+      empty = true;
+    else if (!het_dim_mul(n, dims[i], &n))
       return -1;
-  return n;
+  }
+  return empty ? 0 : n;
 }
 
 het_status het_tensor_check_shape(het_dtype dtype, const int64_t *dims,

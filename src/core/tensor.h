@@ -24,7 +24,8 @@ struct het_tensor {
   const het_device *device;
 };
 
-/* Element count of dims, or -1 when it overflows int64 or any dim < 0. */
+/* Element count of dims, or -1 when any dim < 0 or the product of the
+ * non-zero dims overflows int64 (then the strides would too). */
 int64_t het_dims_count(const int64_t *dims, int rank);
 
 /* *out = a * b for dims a, b >= 0: the one checked product of shape

@@ -97,6 +97,17 @@ static het_status elements_walk(het_kernel_ctx *ctx, het_tensor *data,
   return HET_OK;
 }
 
+/* Scatter updates must be of data's type: the copies are element-sized
+ * by data's, so narrower updates would be read past their end. */
+static het_status updates_type(const het_kernel_ctx *ctx, const het_tensor *data,
+                               const het_tensor *up) {
+  if (up->dtype == data->dtype && ctx->outputs[0]->dtype == data->dtype)
+    return HET_OK;
+  return het_error(HET_ERR_TYPE, "node '%s' (%s): updates are %s, data %s "
+                   "(they must match)", ctx->node->name, ctx->node->op_type,
+                   het_dtype_str(up->dtype), het_dtype_str(data->dtype));
+}
+
 het_status het_kernel_run_scatter_elements(het_kernel_ctx *ctx) {
   HET_TRY(het_kernel_tensor_ensure_outputs(ctx));
   het_tensor *o = ctx->outputs[0];
@@ -105,6 +116,7 @@ het_status het_kernel_run_scatter_elements(het_kernel_ctx *ctx) {
   if (het_tensor_count(ctx->inputs[1]) != het_tensor_count(ctx->inputs[2]))
     return het_error(HET_ERR_SHAPE, "node '%s' (%s): updates and indices differ",
                      ctx->node->name, ctx->node->op_type);
+  HET_TRY(updates_type(ctx, ctx->inputs[0], ctx->inputs[2]));
   return elements_walk(ctx, ctx->inputs[0], ctx->inputs[1], ctx->inputs[2],
                        NULL, het_node_attr_string(ctx->node, "reduction"));
 }
@@ -152,6 +164,7 @@ het_status het_kernel_run_scatter_nd(het_kernel_ctx *ctx) {
                    *up = ctx->inputs[2];
   het_tensor *o = ctx->outputs[0];
   const char *red = het_node_attr_string(ctx->node, "reduction");
+  HET_TRY(updates_type(ctx, in, up));
   int64_t k = ix->dims[ix->rank - 1], st[HET_MAX_RANK];
   if (k > in->rank)
     return het_error(HET_ERR_SHAPE, "node '%s' (ScatterND): index depth %lld "

@@ -301,6 +301,10 @@ het_status het_infer_expand(het_infer_ctx *ctx) {
     o->shape.rank = -1;
     return HET_OK;
   }
+  for (int i = 0; i < n; i++)
+    if (shp[i] < 0)
+      return het_infer_fail(ctx, HET_ERR_SHAPE, "shape[%d] is %lld (must be "
+                            ">= 0)", i, (long long)shp[i]);
   het_shape_set(&target, n, shp);
   return het_shape_broadcast(ctx, &ctx->inputs[0].shape, &target, &o->shape);
 }

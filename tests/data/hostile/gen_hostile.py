@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """gen_hostile.py — small models that ask for absurd tensors (tests/
 test_hostile.c): ConstantOfShape of 2^40 elements, Expand and Tile of a
-[1,4] input to 2^42 and 2^64 elements, Range of 1e30 elements.  Each must
+[1,4] input to 2^42 and 2^64 elements, an empty Expand whose other dims
+multiply past int64 (its strides would overflow), an Expand to a negative
+dim, Range of 1e30 elements.  Each must
 fail with a status whose message names the node or output, never crash.
 Run: /usr/bin/python3 tests/data/hostile/gen_hostile.py tests/data/hostile"""
 import os
@@ -29,6 +31,10 @@ save("constantofshape_2e40", [helper.make_node("ConstantOfShape", ["shape"], ["y
      [i64("shape", [1 << 20, 1 << 20])])
 save("expand_2e42", [helper.make_node("Expand", ["x", "shape"], ["y"])], x,
      [i64("shape", [1 << 20, 1 << 20, 4])])
+save("expand_empty_2e64", [helper.make_node("Expand", ["x", "shape"], ["y"])],
+     x, [i64("shape", [0, 1 << 62, 4])])
+save("expand_negative", [helper.make_node("Expand", ["x", "shape"], ["y"])],
+     x, [i64("shape", [2, -9, 4])])
 save("tile_2e64", [helper.make_node("Tile", ["x", "reps"], ["y"])], x,
      [i64("reps", [1 << 31, 1 << 31])])
 save("range_1e30", [helper.make_node("Range", ["s", "l", "d"], ["y"])], [],
