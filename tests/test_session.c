@@ -495,6 +495,32 @@ START_TEST(test_max_memory) {
                                       o, &s), HET_OK);
   ck_assert_int_eq(run_soak(s, 16, 128), HET_OK);
   het_session_destroy(s);
+  /* auto (the default): the machine's memory, far above 8 MiB */
+  ck_assert_int_eq(het_session_options_set(o, "max_memory", "4M"), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "max_memory", "auto"), HET_OK);
+  ck_assert_int_eq(het_session_create(env, HETRT_TEST_DATA "/soak/model.onnx",
+                                      o, &s), HET_OK);
+  ck_assert_int_eq(run_soak(s, 16, 128), HET_OK);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+}
+END_TEST
+
+/* max_loop_iterations takes a count >= 0 (test_hostile runs the cap). */
+START_TEST(test_max_loop_iterations_values) {
+  het_session_options *o;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  static const char *const bad[] = {"", "-1", "1e6", "10x",
+                                    "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_int_eq(het_session_options_set(o, "max_loop_iterations", bad[i]),
+                     HET_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(het_last_error(), "max_loop_iterations"));
+  }
+  ck_assert_int_eq(het_session_options_set(o, "max_loop_iterations", "0"),
+                   HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "max_loop_iterations", "1000"),
+                   HET_OK);
   het_session_options_destroy(o);
 }
 END_TEST
@@ -520,6 +546,7 @@ static Suite *session_suite(void) {
   tcase_add_test(errors, test_non_strict_skips_unbuilt);
   tcase_add_test(errors, test_constraint_errors);
   tcase_add_test(errors, test_max_memory);
+  tcase_add_test(errors, test_max_loop_iterations_values);
   suite_add_tcase(s, errors);
   return s;
 }

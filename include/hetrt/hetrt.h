@@ -202,7 +202,13 @@ HET_API het_status het_session_options_set_threads(
  *                plus resident tensors), decimal or with K, M or G (powers
  *                of 1024); input shapes whose plan needs more fail the run
  *                with ERR_CAPACITY naming both sizes, and the session stays
- *                usable for smaller ones (default 0: no cap)
+ *                usable for smaller ones; an output shaped only at run time
+ *                may not exceed it alone either.  "0": no cap; "auto"
+ *                (default): the machine's physical memory
+ *   "max_loop_iterations" iterations one Loop node may run before the run
+ *                fails with ERR_CAPACITY naming the node (default 16777216;
+ *                "0": no cap): a trip count of 2^62 or a condition that
+ *                never turns false cannot hold a run forever
  *   "strict"     "true" (default): an unknown, unbuilt or absent provider
  *                fails session creation; "false": it is skipped with a
  *                warning that het_session_explain reports

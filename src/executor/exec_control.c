@@ -333,8 +333,21 @@ static het_status het_cf_loop(het_cf *c) {
                    c->node->name);
   for (int i = 0; st == HET_OK && i < lr.carried; i++)
     lr.cur[i] = c->inputs[2 + i];
-  for (int64_t it = 0; st == HET_OK && it < max_trips && cond; it++)
+  /* A loop that would run past the session's max_loop_iterations fails
+   * when it gets there: a trip count of 2^62 (or a condition that never
+   * turns false) must not hold the run forever. */
+  int64_t cap = c->bodies[0]->max_loop_iterations;
+  for (int64_t it = 0; st == HET_OK && it < max_trips && cond; it++) {
+    if (cap && it == cap) {
+      st = het_error(HET_ERR_CAPACITY,
+                     "node '%s' (Loop): stopped after %lld iterations, the "
+                     "session's max_loop_iterations (trip count %lld%s)",
+                     c->node->name, (long long)cap, (long long)max_trips,
+                     c_t ? ", condition still true" : "");
+      break;
+    }
     st = het_loop_iterate(c, &lr, it, &cond, c_t != NULL);
+  }
   if (st == HET_OK)
     st = het_loop_finish(c, &lr);
   for (int i = 0; lr.cur && i < lr.carried; i++)

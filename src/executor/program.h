@@ -78,6 +78,7 @@ struct het_program {
   const char *path;  /* "" for the model, "If_0/then_branch", ... */
   struct het_plan_cache *cache; /* plans per signature */
   size_t max_host_bytes; /* session option max_memory (0: no cap) */
+  int64_t max_loop_iterations; /* per Loop node (0: no cap) */
 };
 
 /* Creates p's plan cache (p's other fields are set by the caller).

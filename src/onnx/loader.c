@@ -21,27 +21,39 @@
 /* Deepest message nesting accepted by the pre-scan. */
 #define HET_ONNX_MAX_WIRE_DEPTH (4 * HET_ONNX_MAX_GRAPH_DEPTH + 16)
 
+het_status het_open_regular(const char *path, const char *what, int *fd,
+                            uint64_t *size) {
+  /* O_NONBLOCK: opening a FIFO with no writer would wait forever; on a
+   * regular file it changes nothing, and the others are refused below. */
+  *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (*fd < 0)
+    return het_error(HET_ERR_IO, "%s: cannot open: %s", what, strerror(errno));
+  struct stat sb;
+  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(*fd);
+    *fd = -1;
+    return het_error(HET_ERR_IO, "%s: not a regular file", what);
+  }
+  *size = (uint64_t)sb.st_size;
+  return HET_OK;
+}
+
 het_status het_read_file(const char *path, size_t max_bytes, uint8_t **data,
                          size_t *size) {
   if (!path || !data || !size)
     return het_error(HET_ERR_INVALID_ARGUMENT, "het_read_file: NULL argument");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return het_error(HET_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat sb;
+  int fd;
+  uint64_t fsize;
+  HET_TRY(het_open_regular(path, path, &fd, &fsize));
   uint8_t *buf = NULL;
   het_status st = HET_OK;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = het_error(HET_ERR_IO, "%s: not a regular file", path);
-    goto fail;
-  }
-  if ((uint64_t)sb.st_size > (uint64_t)max_bytes) {
-    st = het_error(HET_ERR_IO, "%s: file is %lld bytes, more than the %zu "
+  if (fsize > (uint64_t)max_bytes) {
+    st = het_error(HET_ERR_IO, "%s: file is %llu bytes, more than the %zu "
                                "accepted",
-                   path, (long long)sb.st_size, max_bytes);
+                   path, (unsigned long long)fsize, max_bytes);
     goto fail;
   }
-  size_t n = (size_t)sb.st_size, done = 0;
+  size_t n = (size_t)fsize, done = 0;
   buf = malloc(n ? n : 1);
   if (!buf) {
     st = het_error(HET_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes",
@@ -148,10 +160,18 @@ static het_status het_onnx_model_header(het_graph *g,
   for (size_t i = 0; i < nop; i++) {
     const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
     const char *dom = op->domain ? op->domain : "";
-    if (op->version < 0 || op->version > INT_MAX)
+    if (op->version < 1 || op->version > INT_MAX)
       return het_error(HET_ERR_INVALID_MODEL,
-                       "opset import for domain '%s' has version %lld", dom,
-                       (long long)op->version);
+                       "opset import for domain '%s' has version %lld "
+                       "(versions start at 1)",
+                       dom, (long long)op->version);
+    bool onnx = !*dom || strcmp(dom, "ai.onnx") == 0;
+    if (onnx && op->version > HET_ONNX_MAX_OPSET)
+      return het_error(HET_ERR_UNSUPPORTED,
+                       "the model imports ONNX opset %lld; hetrt reads opsets "
+                       "1 to %d (an operator's meaning may change in a newer "
+                       "one)",
+                       (long long)op->version, HET_ONNX_MAX_OPSET);
     g->opsets[i].domain = het_arena_strdup(&g->arena, dom);
     if (!g->opsets[i].domain)
       return het_error(HET_ERR_OUT_OF_MEMORY, "cannot copy opset domain");

@@ -67,6 +67,12 @@ het_status het_onnx_tensor_decode(const void *data, size_t size,
 het_status het_onnx_tensor_encode(const het_tensor *t, const char *name,
                                   uint8_t **buf, size_t *len);
 
+/* Opens path read-only when it is a regular file, *fd (caller closes) and
+ * *size its length.  The open never blocks: a FIFO, a device or a
+ * directory is refused with a message that starts with what. */
+het_status het_open_regular(const char *path, const char *what, int *fd,
+                            uint64_t *size);
+
 /* Reads a whole file into malloc'd memory, refusing files over max_bytes.
  * Caller frees *data. */
 het_status het_read_file(const char *path, size_t max_bytes, uint8_t **data,

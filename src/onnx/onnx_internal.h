@@ -12,6 +12,11 @@
 
 /* Deepest subgraph nesting accepted (If inside Loop inside ...). */
 #define HET_ONNX_MAX_GRAPH_DEPTH 32
+/* Newest ONNX (default-domain) opset a model may import; an absurd one
+ * (10000) is refused before any operator is read as if it were older.
+ * The backend suite checks 1..17; later opsets' new operators and types
+ * are refused per node as unsupported. */
+#define HET_ONNX_MAX_OPSET 25
 
 typedef struct het_onnx_ctx {
   const char *what;      /* names the model in messages */

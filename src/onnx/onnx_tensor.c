@@ -6,12 +6,10 @@
  * or in the external file) before anything is allocated.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/dtype.h"
@@ -213,9 +211,11 @@ static het_status het_onnx_ext_parse(const Onnx__TensorProto *tp,
   return HET_OK;
 }
 
-/* Resolves the external file inside ctx->base_dir and opens it. */
+/* Resolves the external file inside ctx->base_dir and opens it when it is
+ * a regular file (*size: its length). */
 static het_status het_onnx_ext_open(const het_onnx_ctx *ctx, const char *name,
-                                    const char *loc, int *fd_out) {
+                                    const char *loc, int *fd_out,
+                                    uint64_t *size) {
   char *base = realpath(ctx->base_dir, NULL);
   if (!base)
     return het_error(HET_ERR_IO, "tensor '%s': model folder '%s': %s", name,
@@ -245,14 +245,9 @@ static het_status het_onnx_ext_open(const het_onnx_ctx *ctx, const char *name,
                    name, loc);
     goto done;
   }
-  int fd = open(real, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    st = het_error(HET_ERR_IO, "tensor '%s': cannot open external data '%s': "
-                               "%s",
-                   name, loc, strerror(errno));
-    goto done;
-  }
-  *fd_out = fd;
+  char what[512];
+  snprintf(what, sizeof what, "tensor '%s': external data '%s'", name, loc);
+  st = het_open_regular(real, what, fd_out, size);
 done:
   free(base);
   free(joined);
@@ -273,16 +268,9 @@ static het_status het_onnx_ext_check(const het_onnx_ctx *ctx,
                      "loaded from memory",
                      name);
   HET_TRY(het_onnx_ext_parse(tp, name, &ext));
-  HET_TRY(het_onnx_ext_open(ctx, name, ext.location, fd));
-  struct stat sb;
+  uint64_t size;
+  HET_TRY(het_onnx_ext_open(ctx, name, ext.location, fd, &size));
   het_status st = HET_OK;
-  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    st = het_error(HET_ERR_IO, "tensor '%s': external data '%s' is not a "
-                               "regular file",
-                   name, ext.location);
-    goto fail;
-  }
-  uint64_t size = (uint64_t)sb.st_size;
   if (ext.offset > size) {
     st = het_error(HET_ERR_INVALID_MODEL,
                    "tensor '%s': external data offset %llu is beyond the end "

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session/session.h"
 #include "core/status.h"
@@ -140,7 +141,12 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
     return HET_OK;
   }
   if (strcmp(key, "max_memory") == 0) {
-    /* decimal bytes, or with K, M, G (powers of 1024); 0 = no cap */
+    /* decimal bytes, or with K, M, G (powers of 1024); 0 = no cap; auto:
+     * the default */
+    if (strcmp(value, "auto") == 0) {
+      o->max_memory_set = false;
+      return HET_OK;
+    }
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(value, &end, 10);
@@ -155,9 +161,23 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
         (shift && v > (SIZE_MAX >> shift)))
       return het_error(HET_ERR_INVALID_ARGUMENT,
                        "option 'max_memory': '%s' is not a byte count "
-                       "(e.g. 536870912, 512M, 2G)",
+                       "(e.g. 536870912, 512M, 2G, auto)",
                        value);
     o->max_memory = (size_t)(v << shift);
+    o->max_memory_set = true;
+    return HET_OK;
+  }
+  if (strcmp(key, "max_loop_iterations") == 0) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end || errno || v < 0)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'max_loop_iterations': '%s' is not a count "
+                       "(>= 0; 0: no cap)",
+                       value);
+    o->max_loop_iterations = v;
+    o->max_loop_set = true;
     return HET_OK;
   }
   if (strcmp(key, "strict") == 0) {
@@ -230,4 +250,18 @@ het_status het_session_options_set_memory_budget_impl(het_session_options *o,
                      "memory budget: NULL or empty provider");
   snprintf(text, sizeof text, "%zu", bytes);
   return het_kv_append(&o->budgets, &o->n_budgets, provider, text);
+}
+
+size_t het_options_max_memory(const het_session_options *o) {
+  if (o && o->max_memory_set)
+    return o->max_memory;
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0 || (size_t)pages > SIZE_MAX / (size_t)size)
+    return 0; /* unknown: no cap */
+  return (size_t)pages * (size_t)size;
+}
+
+int64_t het_options_max_loop_iterations(const het_session_options *o) {
+  return o && o->max_loop_set ? o->max_loop_iterations
+                              : HET_DEFAULT_MAX_LOOP_ITERATIONS;
 }

@@ -71,7 +71,11 @@ struct het_session_options {
   bool trace;             /* trace=true: keep every node's start and end */
   bool streams;           /* executor=streams */
   size_t max_memory;      /* max_memory=BYTES: host bytes one plan may
-                             use (0: no cap) */
+                             use (0: no cap), when max_memory_set */
+  bool max_memory_set;    /* else het_options_max_memory's default */
+  int64_t max_loop_iterations; /* max_loop_iterations=N (0: no cap), when
+                                  max_loop_set */
+  bool max_loop_set;
   char *node_times;       /* node_times=PATH: measured times to plan with */
   int n_kv;
   het_kv *kv;             /* provider options, key "<provider>.<key>" */
@@ -183,5 +187,15 @@ het_status het_measure_load(het_session *s, const het_graph_build *b,
 het_status het_options_set_ext(het_session_options *o, const char *key,
                                const char *value, bool *handled);
 void het_options_ext_clear(het_session_options *o);
+
+/* Iterations one Loop node may run when max_loop_iterations is not set. */
+#define HET_DEFAULT_MAX_LOOP_ITERATIONS (INT64_C(1) << 24)
+
+/* The limits of a session made with o (NULL: the defaults).  Host bytes
+ * one plan may use: max_memory, or by default the machine's physical
+ * memory (more could only thrash); 0 means no cap. */
+size_t het_options_max_memory(const het_session_options *o);
+/* Iterations one Loop node may run (0: no cap). */
+int64_t het_options_max_loop_iterations(const het_session_options *o);
 
 #endif

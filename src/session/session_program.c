@@ -287,7 +287,8 @@ het_status het_build_programs(het_build_ctx *x) {
     p->streams = s->streams;
     p->node_base = base;
     p->path = s->builds[k]->prefix;
-    p->max_host_bytes = x->o ? x->o->max_memory : 0;
+    p->max_host_bytes = het_options_max_memory(x->o);
+    p->max_loop_iterations = het_options_max_loop_iterations(x->o);
     base += p->graph->n_nodes;
     HET_TRY(het_program_init(p));
     if (k == 0)
