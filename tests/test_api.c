@@ -363,6 +363,25 @@ START_TEST(test_run_bad_inputs) {
   api_bad_run(xy, rank_in, 2, HET_ERR_SHAPE, "X");                /* wrong rank */
   api_bad_run(xy, wide_in, 2, HET_ERR_SHAPE, "X");                /* fixed dim differs */
   api_bad_run(wy, ok_in, 2, HET_ERR_INVALID_ARGUMENT, "W");       /* unknown name */
+  const char *xx[2] = {"X", "X"};
+  het_tensor *null_in[2] = {x, NULL};
+  api_bad_run(xx, ok_in, 2, HET_ERR_INVALID_ARGUMENT, "X");       /* given twice */
+  api_bad_run(xy, null_in, 2, HET_ERR_INVALID_ARGUMENT, "Y");     /* NULL tensor */
+  /* NULL data is refused when the tensor is made, naming the call */
+  int64_t d23[2] = {2, 3};
+  het_tensor *nd = (het_tensor *)0x1;
+  ck_assert_int_eq(het_tensor_create_over(HET_DTYPE_FLOAT32, d23, 2, NULL, 24, &nd),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_eq(nd, (het_tensor *)0x1);
+  /* a zero-size batch is a valid run with an empty output */
+  het_tensor *x0 = api_tensor(HET_DTYPE_FLOAT32, 0, 3, 0), *y0 = api_tensor(HET_DTYPE_FLOAT32, 0, 3, 0);
+  het_tensor *zero_in[2] = {x0, y0}, *z0 = NULL;
+  ck_assert_msg(het_session_run(sess, xy, zero_in, 2, NULL, 1, &z0) == HET_OK, "%s", het_last_error());
+  ck_assert_int_eq(het_tensor_get_count(z0), 0);
+  het_tensor_destroy(z0);
+  het_tensor_destroy(x0);
+  het_tensor_destroy(y0);
+  api_check_good_run(sess, 2);
   het_tensor *out = NULL;
   const char *bad_out[1] = {"nope"};
   ck_assert_int_eq(het_session_run(sess, xy, ok_in, 2, bad_out, 1, &out), HET_ERR_INVALID_ARGUMENT);

@@ -40,9 +40,11 @@ static het_status het_bind_inputs(het_session *s, const char *const *names,
   for (int i = 0; i < p->n_params; i++)
     params[i] = NULL;
   for (size_t i = 0; i < n; i++) {
-    if (!names || !names[i] || !inputs || !inputs[i])
-      return het_error(HET_ERR_INVALID_ARGUMENT, "input %zu: NULL name or tensor",
-                       i);
+    if (!names || !names[i])
+      return het_error(HET_ERR_INVALID_ARGUMENT, "input %zu: NULL name", i);
+    if (!inputs || !inputs[i])
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "input %zu ('%s'): NULL tensor", i, names[i]);
     int v = het_graph_find_value(g, names[i]);
     if (v < 0 || !(g->values[v].flags & HET_VALUE_GRAPH_INPUT))
       return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -54,9 +56,14 @@ static het_status het_bind_inputs(het_session *s, const char *const *names,
       return het_error(HET_ERR_INVALID_ARGUMENT,
                        "input '%s' is not in host memory", names[i]);
     HET_TRY(het_check_input(&g->values[v], inputs[i]));
-    for (int k = 0; k < p->n_params; k++)
-      if (p->params[k] == v)
-        params[k] = inputs[i];
+    for (int k = 0; k < p->n_params; k++) {
+      if (p->params[k] != v)
+        continue;
+      if (params[k])
+        return het_error(HET_ERR_INVALID_ARGUMENT,
+                         "input '%s' is given twice", names[i]);
+      params[k] = inputs[i];
+    }
   }
   for (int i = 0; i < p->n_params; i++)
     if (!params[i])

@@ -174,6 +174,11 @@ expect_rc 0 "$HETRT" test "$WORK/roundtrip" && expect_last "^1 passed, 0 failed,
 expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" "$NODE/test_add/test_data_set_0/input_0.pb" && expect_err "missing input 'y'"
 expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" --input "nosuch=$NODE/test_add/test_data_set_0/input_0.pb" && expect_err "nosuch"
 expect_rc 1 "$HETRT" run "$NODE/test_abs/model.onnx" "$WORK/no-input.pb" && expect_err "no-input.pb"
+expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" \
+  --input "x=$NODE/test_argmax_default_axis_example/test_data_set_0/output_0.pb" \
+  "$NODE/test_add/test_data_set_0/input_1.pb" && expect_err "input 'x': got int64, model expects float32"
+expect_rc 1 "$HETRT" run "$NODE/test_add/model.onnx" --input "x=$NODE/test_add_bcast/test_data_set_0/input_1.pb" \
+  "$NODE/test_add/test_data_set_0/input_1.pb" && expect_err "input 'x': got rank 1, model expects 3"
 
 echo "== hetrt bench"
 expect_rc 0 "$HETRT" bench "$NODE/test_add/model.onnx" --warmup 1 --runs 3 && {
