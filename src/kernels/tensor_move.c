@@ -252,6 +252,8 @@ het_status het_kernel_run_pad(het_kernel_ctx *ctx) {
   bool known;
   HET_TRY(het_kernel_tensor_view_init(ctx, &v));
   HET_TRY(het_pad_params(&v.ic, pads, &mode, &known));
+  if (het_tensor_count(o) == 0)
+    return HET_OK; /* nothing to map; an empty dim's neighbours may be huge */
   int64_t total = 0, pos = 0;
   for (int d = 0; d < o->rank; d++)
     total += o->dims[d];
