@@ -94,14 +94,15 @@ het_status het_exec_prepare_node(const het_kernel_io *io, int node,
     int sp = plan->values[v].space;
     /* Shaped only now, so outside the plan's max_memory check: one such
      * output alone may not exceed the cap either. */
-    int64_t count = het_dims_count(dims, t->rank);
-    size_t es = het_dtype_size(out[o].dtype);
-    if (!sp && p->max_host_bytes && count > 0 &&
-        (uint64_t)count > p->max_host_bytes / (es ? es : 1)) {
+    size_t nbytes;
+    if (!sp && p->max_host_bytes &&
+        het_tensor_check_shape(out[o].dtype, dims, t->rank, "output",
+                               &nbytes) == HET_OK &&
+        nbytes > p->max_host_bytes) {
       st = het_error(HET_ERR_CAPACITY,
-                     "node '%s' output '%s': %lld elements of %s are over "
-                     "the session's max_memory of %zu bytes",
-                     n->name, p->graph->values[v].name, (long long)count,
+                     "node '%s' output '%s': %zu bytes of %s are over the "
+                     "session's max_memory of %zu bytes",
+                     n->name, p->graph->values[v].name, nbytes,
                      het_dtype_str(out[o].dtype), p->max_host_bytes);
       break;
     }
