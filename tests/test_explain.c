@@ -132,14 +132,14 @@ static bool json_valid(const char *s) {
 
 static het_explain_node fx_nodes[] = {
     {"conv1", "Conv", "emu", "cost: 0.50 ms on emu vs 2.10 ms on cpu", 0,
-     0.5e-3, NULL, 0},
-    {"relu1", "Relu", "emu", "cost: emu claims Relu", 0, 0.1e-3, NULL, 0},
+     0.5e-3, NULL, 0, "cost"},
+    {"relu1", "Relu", "emu", "cost: emu claims Relu", 0, 0.1e-3, NULL, 0, NULL},
     {"copy_r1_d2h", "Copy", "host", "boundary: r1 emu -> cpu", 1, 0.2e-3,
-     "copy", 401408},
+     "copy", 401408, NULL},
     {"topk", "TopK", "cpu", "emu refused: TopK not supported", 2, 0.05e-3,
-     NULL, 0},
+     NULL, 0, "rule 1 (p.yaml:2:3)"},
     {"cast_t", "Cast", "cpu", "boundary: float16 -> float32", 2, 0.01e-3,
-     "cast", 1000},
+     "cast", 1000, NULL},
 };
 static het_explain_edge fx_edges[] = {
     {0, 1, "c1", 401408}, {1, 2, "r1", 401408},
@@ -273,8 +273,8 @@ END_TEST
 START_TEST(test_text_boundary_from_host) {
   het_explain_node n[2] = {
       {"copy:x->emu", "Copy", "emu", "boundary: host -> emu", 0, 1e-5,
-       "copy", 12288},
-      {"conv", "Conv", "emu", "r", 0, 1e-5, NULL, 0}};
+       "copy", 12288, NULL},
+      {"conv", "Conv", "emu", "r", 0, 1e-5, NULL, 0, NULL}};
   het_explain_edge ed = {0, 1, "x@emu", 12288};
   het_explain_subgraph sg = {"emu", 2, 2e-5};
   het_explain e = {.model = "m", .algorithm = "priority", .n_nodes = 2,
@@ -294,10 +294,10 @@ START_TEST(test_json_valid_and_complete) {
   char *j = render(&e, "json");
   ck_assert_msg(json_valid(j), "invalid JSON:\n%.3000s", j);
   ASSERT_HAS(j, "\"name\":\"conv1\",\"op_type\":\"Conv\",\"provider\":\"emu\","
-                "\"reason\":\"cost: 0.50 ms on emu vs 2.10 ms on cpu\","
+                "\"placed_by\":\"cost\",\"reason\":\"cost: 0.50 ms on emu vs 2.10 ms on cpu\","
                 "\"subgraph\":0");
   ASSERT_HAS(j, "\"name\":\"topk\",\"op_type\":\"TopK\",\"provider\":\"cpu\","
-                "\"reason\":\"emu refused: TopK not supported\"");
+                "\"placed_by\":\"rule 1 (p.yaml:2:3)\",\"reason\":\"emu refused: TopK not supported\"");
   ck_assert_int_eq(count_of(j, "\"op_type\":"), 5);
   ck_assert_int_eq(count_of(j, "\"reason\":"), 5);
   ASSERT_HAS(j, "\"node\":2,\"name\":\"copy_r1_d2h\",\"kind\":\"copy\","
@@ -329,8 +329,8 @@ END_TEST
 
 START_TEST(test_json_escapes_names) {
   het_explain_node n[2] = {
-      {"a\"b\\c\nd\te\x01" "f", "Op", "cpu", "r\r\"", 0, 0, NULL, 0},
-      {"caf\xc3\xa9 \xff\xfe", "Op", "cpu", NULL, 0, 0, NULL, 0}};
+      {"a\"b\\c\nd\te\x01" "f", "Op", "cpu", "r\r\"", 0, 0, NULL, 0, NULL},
+      {"caf\xc3\xa9 \xff\xfe", "Op", "cpu", NULL, 0, 0, NULL, 0, NULL}};
   het_explain_subgraph sg = {"cpu", 2, 0};
   het_explain e = {.model = "C:\\m\"x\".onnx", .algorithm = "cost",
                    .n_nodes = 2, .nodes = n, .n_subgraphs = 1,
@@ -401,9 +401,9 @@ END_TEST
 
 START_TEST(test_dot_escapes_and_palette) {
   het_explain_node n[3] = {
-      {"say \"hi\"\\", "Op", "npu", "r", 0, 0, NULL, 0},
-      {"b", "Op", "tpu", "r", 0, 0, NULL, 0},
-      {"c", "Op", "npu", "r", 0, 0, NULL, 0}};
+      {"say \"hi\"\\", "Op", "npu", "r", 0, 0, NULL, 0, NULL},
+      {"b", "Op", "tpu", "r", 0, 0, NULL, 0, NULL},
+      {"c", "Op", "npu", "r", 0, 0, NULL, 0, NULL}};
   het_explain_subgraph sg = {"npu", 3, 0};
   het_explain e = {.model = "m", .algorithm = "cost", .n_nodes = 3,
                    .nodes = n, .n_subgraphs = 1, .subgraphs = &sg};
@@ -459,7 +459,7 @@ END_TEST
 
 START_TEST(test_html_escapes) {
   het_explain_node n = {"<script>alert(1)</script>", "Op&", "cpu", "a<b",
-                        0, 0, NULL, 0};
+                        0, 0, NULL, 0, NULL};
   het_explain_subgraph sg = {"cpu", 1, 0};
   het_explain e = {.model = "m", .algorithm = "cost", .n_nodes = 1,
                    .nodes = &n, .n_subgraphs = 1, .subgraphs = &sg};
@@ -527,7 +527,7 @@ START_TEST(test_large_report) {
   for (int i = 0; i < N; i++) {
     snprintf(names[i], 16, "node%d", i);
     n[i] = (het_explain_node){names[i], "Add", i % 2 ? "emu" : "cpu", "r",
-                              i, 1e-6, NULL, 0};
+                              i, 1e-6, NULL, 0, NULL};
     sg[i] = (het_explain_subgraph){n[i].provider, 1, 1e-6};
     ed[i] = (het_explain_edge){i > 0 ? i - 1 : 0, i, names[i], 64};
   }

@@ -168,7 +168,8 @@ HET_API het_status het_session_options_set_providers(
 HET_API het_status het_session_options_set_threads(
     het_session_options *options, int threads);
 
-/* String key/value option.  Known keys:
+/* String key/value option.  Known keys (see also "policy", "shape" and
+ * "min_subgraph_nodes" below):
  *   "providers"  comma-separated priority list (same as set_providers)
  *   "threads"    positive integer
  *   "devices"    comma-separated device profile paths (YAML); each names
@@ -205,6 +206,13 @@ HET_API het_status het_session_options_set_threads(
  *                usable for smaller ones; an output shaped only at run time
  *                may not exceed it alone either.  "0": no cap; "auto"
  *                (default): the machine's physical memory
+ *   "policy"     path of a YAML placement policy (het_session_options_
+ *                load_policy)
+ *   "shape"      "NAME=1x3x640x640": plan for input NAME with these dims
+ *                (the cost model estimates with them instead of unknown
+ *                dims; runs still take any shape); once per input
+ *   "min_subgraph_nodes"  N: a run of fewer than N nodes on a device
+ *                without host memory goes to a host provider (0: none)
  *   "max_loop_iterations" iterations one Loop node may run before the run
  *                fails with ERR_CAPACITY naming the node (default 16777216;
  *                "0": no cap): a trip count of 2^62 or a condition that
@@ -237,6 +245,21 @@ HET_API het_status het_session_options_prefer(het_session_options *options,
  * device's capacity). */
 HET_API het_status het_session_options_set_memory_budget(
     het_session_options *options, const char *provider, size_t bytes);
+
+/* A YAML placement policy (docs/policy.md), from a file or a string: its
+ * rules pin, forbid or prefer providers and set precisions for the nodes
+ * they match (in If/Loop/Scan bodies too); its global settings (providers,
+ * algorithm, memory, min_subgraph_nodes, shapes) are applied to options
+ * now, as their own setters would, so a setter called later overrides
+ * them.  A policy that names providers makes absent ones a warning unless
+ * it says strict: true.  A malformed policy is ERR_INVALID_ARGUMENT with
+ * "FILE:LINE:COLUMN: what is wrong (what was expected)" and leaves
+ * options unchanged; a later policy replaces an earlier one's rules.
+ * The option key "policy" does the same as load_policy. */
+HET_API het_status het_session_options_load_policy(
+    het_session_options *options, const char *path);
+HET_API het_status het_session_options_set_policy(
+    het_session_options *options, const char *yaml);
 
 /* ---- sessions ---------------------------------------------------------- */
 

@@ -86,3 +86,17 @@ het_status het_session_options_set_memory_budget(het_session_options *o,
     return HET_NULL("het_session_options_set_memory_budget");
   return het_session_options_set_memory_budget_impl(o, provider, bytes);
 }
+
+het_status het_session_options_load_policy(het_session_options *o,
+                                           const char *path) {
+  if (!o || !path)
+    return HET_NULL("het_session_options_load_policy");
+  return het_session_options_load_policy_impl(o, path);
+}
+
+het_status het_session_options_set_policy(het_session_options *o,
+                                          const char *yaml) {
+  if (!o || !yaml)
+    return HET_NULL("het_session_options_set_policy");
+  return het_session_options_set_policy_impl(o, yaml);
+}

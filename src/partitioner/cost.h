@@ -121,6 +121,14 @@ het_status het_cost_evaluate(const het_cost_table *t, const int *assign,
 het_status het_assign_cost(const het_cost_table *t, const int *prio,
                            int *assign);
 
+/* min_subgraph_nodes: every maximal run (in t->order) of fewer than
+ * min_nodes nodes on a device without host memory moves to the fastest
+ * host-memory device of each node, unless one of its nodes has no finite
+ * host entry.  moved[node] (n_nodes entries, written) says which moved;
+ * returns the number of runs moved.  Moving can merge runs; one pass. */
+int het_assign_min_run(const het_cost_table *t, int min_nodes, int *assign,
+                       bool *moved);
+
 /* Exact optimum by branch and bound over t->order (lower bound: partial
  * cost + per-node minimum times of the rest; first bound from
  * het_assign_cost), for tests and small graphs; fails with ERR_UNSUPPORTED

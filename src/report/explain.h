@@ -21,6 +21,10 @@ typedef struct het_explain_node {
   double est_seconds;    /* estimated time of this node on its provider */
   const char *boundary;  /* NULL, or "copy", "layout", "cast" */
   double bytes;          /* bytes a boundary node moves (0 otherwise) */
+  const char *placed_by; /* what decided: "cost", "priority", a policy rule
+                            ("rule 2 'attn' (p.yaml:7:5)"), "C API
+                            constraint", "min_subgraph_nodes", "boundary",
+                            "control flow" */
 } het_explain_node;
 
 /* A data edge between two nodes (for DOT/HTML drawings). */
@@ -50,6 +54,18 @@ typedef struct het_explain_device {
                             a lifetime walk and arena is 0 */
 } het_explain_device;
 
+/* What one policy rule did. */
+typedef struct het_explain_rule {
+  const char *label;     /* "rule 2 'attn'" */
+  const char *where;     /* "p.yaml:7:5" */
+  const char *actions;   /* "pin emu; forbid cuda" */
+  const char *note;      /* why part of it is not applied, or NULL */
+  int n_nodes;
+  const char *const *nodes; /* the nodes it matched */
+  int n_unknown;         /* nodes a shape predicate could not test */
+  int n_fallback;        /* nodes it could not be followed for */
+} het_explain_rule;
+
 typedef struct het_explain {
   const char *model;     /* model path or "<memory>" */
   const char *algorithm; /* "cost" or "priority" */
@@ -66,10 +82,18 @@ typedef struct het_explain {
   double est_cost;       /* the cost assignment's estimate */
   int n_warnings;
   const char **warnings; /* e.g. skipped providers in non-strict mode */
+  int n_rules;
+  het_explain_rule *rules; /* the policy's rules, in order */
+  int n_unknown;         /* nodes of the model's graph estimated with a
+                            dim unknown (no shape to plan for) */
+  const char *unknown_example;
+  int n_shapes;          /* shapes to plan for that were given */
+  int n_model_nodes;     /* nodes of the model's graph (for n_unknown) */
 } het_explain;
 
-/* Renders e as "text", "json", "dot" or "html" into a malloc'd string
- * (caller frees).  Unknown formats: ERR_INVALID_ARGUMENT naming it.
+/* Renders e as "text", "json", "dot", "html" or "rules" (the policy
+ * rules with the nodes each matched, and the warnings: `hetrt policy
+ * check`) into a malloc'd string (caller frees).  Unknown formats: ERR_INVALID_ARGUMENT naming it.
  * JSON has per node at least name, op_type, provider and reason. */
 het_status het_explain_format(const het_explain *e, const char *format,
                               char **out);

@@ -316,7 +316,7 @@ static het_status explain_check(const het_explain *e) {
     return het_error(HET_ERR_INVALID_ARGUMENT, "explain: negative count");
   if ((e->n_nodes && !e->nodes) || (e->n_edges && !e->edges) ||
       (e->n_subgraphs && !e->subgraphs) || (e->n_devices && !e->devices) ||
-      (e->n_warnings && !e->warnings))
+      (e->n_warnings && !e->warnings) || (e->n_rules && !e->rules))
     return het_error(HET_ERR_INVALID_ARGUMENT, "explain: NULL array");
   for (int i = 0; i < e->n_nodes; i++) {
     int sg = e->nodes[i].subgraph;
@@ -346,7 +346,8 @@ het_status het_explain_format(const het_explain *e, const char *format,
   } formats[] = {{"text", het_explain_render_text},
                  {"json", het_explain_render_json},
                  {"dot", het_explain_render_dot},
-                 {"html", het_explain_render_html}};
+                 {"html", het_explain_render_html},
+                 {"rules", het_explain_render_rules}};
   if (!e || !format || !out)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "explain: NULL report, format or output");

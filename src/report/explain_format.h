@@ -75,5 +75,6 @@ void het_explain_render_text(const het_explain *e, het_sbuf *b);
 void het_explain_render_json(const het_explain *e, het_sbuf *b);
 void het_explain_render_dot(const het_explain *e, het_sbuf *b);
 void het_explain_render_html(const het_explain *e, het_sbuf *b);
+void het_explain_render_rules(const het_explain *e, het_sbuf *b);
 
 #endif

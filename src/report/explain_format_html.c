@@ -205,7 +205,8 @@ static void html_nodes(const het_explain *e, het_sbuf *b) {
                    "placeholder=\"filter nodes\"></p>\n<table class=\"sort\" "
                    "id=\"nodes\"><thead><tr><th>#</th><th>name</th>"
                    "<th>op_type</th><th>provider</th><th>subgraph</th>"
-                   "<th>estimate</th><th>reason</th></tr></thead><tbody>\n");
+                   "<th>estimate</th><th>placed by</th><th>reason</th></tr>"
+                   "</thead><tbody>\n");
   for (int i = 0; i < e->n_nodes; i++) {
     const het_explain_node *n = &e->nodes[i];
     het_sbuf_printf(b, "<tr><td class=\"n\" data-v=\"%d\">%d</td>", i, i);
@@ -215,6 +216,7 @@ static void html_nodes(const het_explain *e, het_sbuf *b) {
     het_sbuf_printf(b, "<td class=\"n\" data-v=\"%d\">%d</td>", n->subgraph,
                     n->subgraph);
     html_seconds(b, n->est_seconds);
+    html_cell(b, n->placed_by);
     html_cell(b, n->reason);
     het_sbuf_puts(b, "</tr>\n");
   }

@@ -1,9 +1,10 @@
 /* explain_format_json.c — the JSON placement report (also returned by
  * het_session_explain(s, "json", ...)).  One object: model, algorithm,
- * warnings, nodes (index, name, op_type, provider, reason, subgraph,
- * est_seconds, boundary, bytes), edges, subgraphs, boundary_nodes, devices
- * (planned_peak, capacity, arena, intermediates, weights, estimated) and
- * estimates.  Strings are escaped so the output always parses.
+ * warnings, nodes (index, name, op_type, provider, placed_by, reason,
+ * subgraph, est_seconds, boundary, bytes), edges, subgraphs,
+ * boundary_nodes, devices (planned_peak, capacity, arena, intermediates,
+ * weights, estimated), rules (label, where, actions, note, nodes,
+ * not_tested, not_followed), estimated_unknown and estimates.  Strings are escaped so the output always parses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,9 @@ static void json_nodes(const het_explain *e, het_sbuf *b) {
     het_sbuf_puts(b, ",");
     json_key(b, "provider");
     het_sbuf_json_str(b, n->provider);
+    het_sbuf_puts(b, ",");
+    json_key(b, "placed_by");
+    het_sbuf_json_str(b, n->placed_by);
     het_sbuf_puts(b, ",");
     json_key(b, "reason");
     het_sbuf_json_str(b, n->reason);
@@ -136,6 +140,35 @@ static void json_estimates(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "},\n");
 }
 
+static void json_rules(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"rules\": [");
+  for (int r = 0; r < e->n_rules; r++) {
+    const het_explain_rule *x = &e->rules[r];
+    het_sbuf_puts(b, r ? ",\n    {" : "\n    {");
+    const char *keys[] = {"label", "where", "actions", "note"};
+    const char *vals[] = {x->label, x->where, x->actions, x->note};
+    for (int k = 0; k < 4; k++) {
+      json_key(b, keys[k]);
+      het_sbuf_json_str(b, vals[k]);
+      het_sbuf_putc(b, ',');
+    }
+    het_sbuf_printf(b, "\"not_tested\":%d,\"not_followed\":%d,\"nodes\":[",
+                    x->n_unknown, x->n_fallback);
+    for (int i = 0; i < x->n_nodes; i++) {
+      if (i)
+        het_sbuf_putc(b, ',');
+      het_sbuf_json_str(b, x->nodes[i]);
+    }
+    het_sbuf_puts(b, "]}");
+  }
+  het_sbuf_puts(b, e->n_rules ? "\n  ],\n" : "],\n");
+  het_sbuf_printf(b, "  \"estimated_unknown\": {\"nodes\":%d,\"of\":%d,"
+                     "\"example\":",
+                  e->n_unknown, e->n_model_nodes);
+  het_sbuf_json_str(b, e->unknown_example);
+  het_sbuf_printf(b, ",\"shapes_given\":%d},\n", e->n_shapes);
+}
+
 void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "{\n  \"model\": ");
   het_sbuf_json_str(b, e->model);
@@ -153,6 +186,7 @@ void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   json_subgraphs(e, b);
   json_boundaries(e, b);
   json_devices(e, b);
+  json_rules(e, b);
   json_estimates(e, b);
   /* The human line last, so every key before it ends with a comma. */
   het_sbuf line = {0};

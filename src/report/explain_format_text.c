@@ -1,9 +1,11 @@
 /* explain_format_text.c — the plain-text placement report (partview's
  * default and `hetrt run --explain`): warnings, every node with provider,
- * subgraph, estimate and reason, the subgraphs, the boundary nodes with the
- * bytes they move, planned peak memory per device (next to the arena, the
- * sum of all intermediates without reuse and the weights) and the cost
- * estimates.
+ * subgraph, estimate, what placed it and reason, the subgraphs, the
+ * boundary nodes with the bytes they move, planned peak memory per device
+ * (next to the arena, the sum of all intermediates without reuse and the
+ * weights), the policy's rules with the nodes each matched, how many nodes
+ * were estimated with unknown dims, and the cost estimates.  Also the
+ * "rules" format: warnings and rules only (`hetrt policy check`).
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,16 +20,17 @@ static int text_width(const char *s, int w) {
 }
 
 static void text_nodes(const het_explain *e, het_sbuf *b) {
-  int wn = 4, wo = 7, wp = 8;
+  int wn = 4, wo = 7, wp = 8, wb = 9;
   for (int i = 0; i < e->n_nodes; i++) {
     wn = text_width(e->nodes[i].name, wn);
     wo = text_width(e->nodes[i].op_type, wo);
     wp = text_width(e->nodes[i].provider, wp);
+    wb = text_width(e->nodes[i].placed_by, wb);
   }
   het_sbuf_printf(b, "nodes (%d):\n", e->n_nodes);
-  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %4s  %10s  %s\n", "#", wn,
-                  "name", wo, "op_type", wp, "provider", "sg", "estimate",
-                  "reason");
+  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %4s  %10s  %-*s  %s\n", "#",
+                  wn, "name", wo, "op_type", wp, "provider", "sg",
+                  "estimate", wb, "placed by", "reason");
   for (int i = 0; i < e->n_nodes; i++) {
     const het_explain_node *n = &e->nodes[i];
     char t[32], sg[16];
@@ -35,11 +38,11 @@ static void text_nodes(const het_explain *e, het_sbuf *b) {
       snprintf(sg, sizeof sg, "%d", n->subgraph);
     else
       snprintf(sg, sizeof sg, "-");
-    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %4s  %10s  %s\n", i, wn,
-                    or_dash(n->name), wo, or_dash(n->op_type), wp,
+    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %4s  %10s  %-*s  %s\n", i,
+                    wn, or_dash(n->name), wo, or_dash(n->op_type), wp,
                     or_dash(n->provider), sg,
-                    het_explain_fmt_seconds(t, sizeof t, n->est_seconds),
-                    or_dash(n->reason));
+                    het_explain_fmt_seconds(t, sizeof t, n->est_seconds), wb,
+                    or_dash(n->placed_by), or_dash(n->reason));
   }
 }
 
@@ -110,6 +113,42 @@ static void text_devices(const het_explain *e, het_sbuf *b) {
   }
 }
 
+static void text_rules(const het_explain *e, het_sbuf *b) {
+  het_sbuf_printf(b, "policy rules (%d):\n", e->n_rules);
+  for (int r = 0; r < e->n_rules; r++) {
+    const het_explain_rule *x = &e->rules[r];
+    het_sbuf_printf(b, "  %s (%s): %s: %d node%s", or_dash(x->label),
+                    or_dash(x->where), or_dash(x->actions), x->n_nodes,
+                    x->n_nodes == 1 ? "" : "s");
+    if (x->n_unknown)
+      het_sbuf_printf(b, ", %d not tested (shape unknown)", x->n_unknown);
+    if (x->n_fallback)
+      het_sbuf_printf(b, ", %d not followed", x->n_fallback);
+    if (x->note)
+      het_sbuf_printf(b, " (%s)", x->note);
+    het_sbuf_putc(b, '\n');
+    for (int i = 0; i < x->n_nodes; i++)
+      het_sbuf_printf(b, "      %s\n", or_dash(x->nodes[i]));
+  }
+}
+
+/* The estimate's confidence: how many nodes were costed blind. */
+static void text_unknown(const het_explain *e, het_sbuf *b) {
+  if (!e->n_unknown)
+    return;
+  het_sbuf_printf(b,
+                  "estimated with unknown dims: %d of %d nodes (e.g. '%s'); "
+                  "the total below is a guess: give the shapes to plan for "
+                  "(--shape NAME=DIMS, option shape, policy shapes:)\n",
+                  e->n_unknown, e->n_model_nodes, or_dash(e->unknown_example));
+}
+
+void het_explain_render_rules(const het_explain *e, het_sbuf *b) {
+  for (int w = 0; w < e->n_warnings; w++)
+    het_sbuf_printf(b, "warning: %s\n", or_dash(e->warnings[w]));
+  text_rules(e, b);
+}
+
 void het_explain_render_text(const het_explain *e, het_sbuf *b) {
   char t[32];
   het_sbuf_printf(b, "placement report: %s\nalgorithm: %s\n", or_dash(e->model),
@@ -121,7 +160,13 @@ void het_explain_render_text(const het_explain *e, het_sbuf *b) {
   text_subgraphs(e, b);
   text_boundaries(e, b);
   text_devices(e, b);
-  het_sbuf_printf(b, "\nestimated total: %s (%d subgraph%s)\n",
+  if (e->n_rules) {
+    het_sbuf_putc(b, '\n');
+    text_rules(e, b);
+  }
+  het_sbuf_putc(b, '\n');
+  text_unknown(e, b);
+  het_sbuf_printf(b, "estimated total: %s (%d subgraph%s)\n",
                   het_explain_fmt_seconds(t, sizeof t, e->est_total),
                   e->n_subgraphs, e->n_subgraphs == 1 ? "" : "s");
   het_explain_summary_line(b, e);

@@ -59,6 +59,13 @@ void het_options_ext_clear(het_session_options *o) {
     free(o->rules[i].provider);
   }
   free(o->rules);
+  het_policy_destroy(o->policy);
+  o->policy = NULL;
+  for (int i = 0; i < o->n_shapes; i++)
+    free(o->shapes[i].input);
+  free(o->shapes);
+  o->shapes = NULL;
+  o->n_shapes = 0;
 }
 
 het_status het_options_set_profiles(het_session_options *o,
@@ -185,6 +192,22 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
       return het_error(HET_ERR_INVALID_ARGUMENT,
                        "option 'strict': '%s' is not true or false", value);
     o->non_strict = strcmp(value, "false") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "policy") == 0)
+    return het_options_load_policy(o, value);
+  if (strcmp(key, "shape") == 0)
+    return het_options_set_shape(o, value);
+  if (strcmp(key, "min_subgraph_nodes") == 0) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end || errno || v < 0 || v > 1000000)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'min_subgraph_nodes': '%s' is not a count in "
+                       "0..1000000",
+                       value);
+    o->min_subgraph_nodes = (int)v;
     return HET_OK;
   }
   const char *dot = strchr(key, '.');

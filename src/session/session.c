@@ -3,6 +3,7 @@
  */
 #include "session/session.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,33 @@ void het_session_destroy_impl(het_session *s) {
   het_stream_pool_destroy(s->streams);
   het_measure_destroy(s);
   het_session_remove_providers(s);
+  het_policy_reports_destroy(s);
+  free(s->warnings);
   free(s->builds);
   het_graph_destroy(s->graph);
   het_arena_deinit(&s->arena);
   free(s);
+}
+
+het_status het_session_warn(het_session *s, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (s->n_warnings == s->cap_warnings) {
+    int cap = s->cap_warnings ? 2 * s->cap_warnings : 8;
+    const char **grown = realloc(s->warnings, (size_t)cap * sizeof *grown);
+    if (!grown)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+    s->warnings = grown;
+    s->cap_warnings = cap;
+  }
+  const char *kept = het_arena_strdup(&s->arena, msg);
+  if (!kept)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
+  s->warnings[s->n_warnings++] = kept;
+  return HET_OK;
 }
 
 static het_status het_session_finish(het_env *env, het_graph *g,

@@ -16,6 +16,7 @@
 #include "executor/program.h"
 #include "partitioner/cost.h"
 #include "partitioner/partition.h"
+#include "partitioner/policy.h"
 
 #define HET_MAX_PROVIDERS 8
 #define HET_MAX_PROFILES 8
@@ -51,6 +52,13 @@ typedef struct het_node_rule {
   double factor;
 } het_node_rule;
 
+/* An input shape to plan for (shape=NAME=DIMS or a policy's shapes:). */
+typedef struct het_shape_hint {
+  char *input;
+  int rank;
+  int64_t dims[HET_POLICY_MAX_RANK];
+} het_shape_hint;
+
 /* A "<provider>.<key>" option or a memory budget. */
 typedef struct het_kv {
   char *key;
@@ -83,7 +91,29 @@ struct het_session_options {
   het_node_rule *rules;
   int n_budgets;
   het_kv *budgets;        /* provider name → bytes (decimal text) */
+  het_policy *policy;     /* policy=PATH / het_session_options_set_policy:
+                             its rules (its global settings were applied
+                             to these options when it was loaded) */
+  int min_subgraph_nodes; /* device runs shorter than this go to a host
+                             provider (0: no minimum) */
+  int n_shapes;
+  het_shape_hint *shapes; /* input shapes the cost model plans for */
 };
+
+/* What one policy rule did in a session (for explain and `hetrt policy
+ * check`).  Strings live in the session arena; nodes is malloc'd. */
+typedef struct het_rule_report {
+  const char *label;      /* "rule 2 'attention'" */
+  const char *where;      /* "policy.yaml:7:5" */
+  const char *placed_by;  /* label (where): a node's placed_by */
+  const char *actions;    /* "pin emu; forbid cuda" */
+  const char *note;       /* why part of it is not applied, or NULL */
+  int n_nodes, cap_nodes;
+  const char **nodes;     /* report names of the nodes it matched */
+  int n_unknown;          /* nodes a shape predicate could not test */
+  int n_fallback;         /* matched nodes it could not be followed for */
+  const char *fallback_node, *fallback_why; /* the first of those */
+} het_rule_report;
 
 /* One graph of the session (the model's, or a body) from partition to
  * program.  prog comes first: programs are cast back to their build. */
@@ -97,6 +127,16 @@ typedef struct het_graph_build {
   const char *prefix;       /* "" or "If_0/then_branch/": report names */
   const char **names;       /* per node: prefix + name (NULL for the
                                model's graph: the names themselves) */
+  /* Per model node, when the session has placement constraints (else
+   * NULL): providers still allowed (bit per provider), the policy rule
+   * that constrained it (-1: none) and what placed it ("rule 2 (p.yaml:7:5)",
+   * "C API constraint", "min_subgraph_nodes"; NULL: the algorithm). */
+  unsigned *allowed;
+  int *rule_of;
+  const char **placed_by;
+  int n_estimated_unknown;  /* nodes whose cost was estimated with a dim
+                               unknown (no shape to plan for) */
+  const char *estimated_unknown_example;
 } het_graph_build;
 
 struct het_session {
@@ -117,8 +157,11 @@ struct het_session {
                                node ids start at its prog.node_base */
   int n_nodes_total;        /* nodes of every build */
   bool use_priority;
-  int n_warnings;
-  const char *warnings[HET_MAX_PROVIDERS];
+  int n_warnings, cap_warnings;
+  const char **warnings;    /* malloc'd; strings in the arena */
+  int n_rule_reports;
+  het_rule_report *rule_reports; /* per policy rule */
+  int n_shapes;             /* shapes to plan for the session was given */
   struct het_measure *measure; /* session_measure.c, when measure/trace */
 };
 
@@ -197,5 +240,25 @@ void het_options_ext_clear(het_session_options *o);
 size_t het_options_max_memory(const het_session_options *o);
 /* Iterations one Loop node may run (0: no cap). */
 int64_t het_options_max_loop_iterations(const het_session_options *o);
+/* Adds (or replaces) the shape to plan input for. */
+het_status het_options_add_shape(het_session_options *o, const char *input,
+                                 int rank, const int64_t *dims);
+
+/* option shape=NAME=DIMS. */
+het_status het_options_set_shape(het_session_options *o, const char *value);
+
+/* Appends a warning (het_session_get_warning, explain). */
+het_status het_session_warn(het_session *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- session_policy.c: YAML placement policies ---- */
+/* Parses policy text (source names it in messages) or a policy file, and
+ * applies its global settings to o as their own setters would; o keeps
+ * its rules.  A bad policy changes nothing in o. */
+het_status het_options_set_policy(het_session_options *o, const char *text,
+                                  size_t len, const char *source);
+het_status het_options_load_policy(het_session_options *o, const char *path);
+/* Frees the rule reports' node lists. */
+void het_policy_reports_destroy(het_session *s);
 
 #endif

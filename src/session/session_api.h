@@ -38,6 +38,10 @@ het_status het_session_options_prefer_impl(het_session_options *o,
 het_status het_session_options_set_memory_budget_impl(het_session_options *o,
                                                       const char *provider,
                                                       size_t bytes);
+het_status het_session_options_load_policy_impl(het_session_options *o,
+                                                const char *path);
+het_status het_session_options_set_policy_impl(het_session_options *o,
+                                               const char *yaml);
 
 het_status het_session_create_impl(het_env *env, const char *path,
                                    const het_session_options *o,

@@ -29,8 +29,9 @@ static int het_provider_index(const het_session *s, const char *name) {
   return -1;
 }
 
-/* Pass 2a: the options' rules and budgets for graph b (rule names are
- * matched against b's nodes with its report prefix). */
+/* Pass 2a: the policy's rules, then the C API's (which override a
+ * policy's pins), and the budgets, for graph b (rule names are matched
+ * against b's nodes with its report prefix). */
 static het_status het_resolve_constraints(het_build_ctx *x,
                                           het_graph_build *b,
                                           het_constraints *c) {
@@ -38,22 +39,32 @@ static het_status het_resolve_constraints(het_build_ctx *x,
   const het_session_options *o = x->o;
   const het_graph *g = b->prog.graph;
   memset(c, 0, sizeof *c);
-  if (!o || (!o->n_rules && !o->n_budgets))
+  if (!o || (!o->n_rules && !o->n_budgets &&
+             !(o->policy && o->policy->n_rules)))
     return HET_OK;
-  c->nodes = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
-                              sizeof *c->nodes);
-  if (!c->nodes)
+  size_t n = (size_t)g->n_nodes + 1;
+  c->nodes = het_arena_calloc(&s->arena, n, sizeof *c->nodes);
+  b->allowed = het_arena_calloc(&s->arena, n, sizeof *b->allowed);
+  b->rule_of = het_arena_calloc(&s->arena, n, sizeof *b->rule_of);
+  b->placed_by = het_arena_calloc(&s->arena, n, sizeof *b->placed_by);
+  unsigned *api_pin = het_arena_calloc(&s->arena, n, sizeof *api_pin);
+  if (!c->nodes || !b->allowed || !b->rule_of || !b->placed_by || !api_pin)
     return het_error(HET_ERR_OUT_OF_MEMORY, "constraints: out of memory");
+  for (int k = 0; k < g->n_nodes; k++) {
+    b->allowed[k] = (1u << s->n_providers) - 1u;
+    b->rule_of[k] = -1;
+  }
+  HET_TRY(het_policy_apply(x, b, c));
   size_t plen = strlen(b->prefix);
   for (int i = 0; i < o->n_rules; i++) {
     const het_node_rule *r = &o->rules[i];
     if (strncmp(r->node, b->prefix, plen) != 0)
       continue;
-    int n = -1;
-    for (int k = 0; k < g->n_nodes && n < 0; k++)
+    int m = -1;
+    for (int k = 0; k < g->n_nodes && m < 0; k++)
       if (strcmp(g->nodes[k].name, r->node + plen) == 0)
-        n = k;
-    if (n < 0)
+        m = k;
+    if (m < 0)
       continue;
     x->rule_hits[i]++;
     int p = het_provider_index(s, r->provider);
@@ -63,14 +74,26 @@ static het_status het_resolve_constraints(het_build_ctx *x,
                        "in the session",
                        r->node, r->provider);
     if (r->kind == HET_RULE_PIN)
-      c->nodes[n].pinned |= 1u << p;
+      api_pin[m] |= 1u << p;
     else if (r->kind == HET_RULE_FORBID)
-      c->nodes[n].forbidden |= 1u << p;
+      c->nodes[m].forbidden |= 1u << p;
     else
-      c->nodes[n].bias[p] = r->factor;
+      c->nodes[m].bias[p] = r->factor;
+    b->placed_by[m] = "C API constraint";
+    b->rule_of[m] = -1;
   }
+  for (int k = 0; k < g->n_nodes; k++)
+    if (api_pin[k])
+      c->nodes[k].pinned = api_pin[k];
   for (int i = 0; i < o->n_budgets; i++) {
     int p = het_provider_index(s, o->budgets[i].key);
+    if (p < 0 && o->non_strict) {
+      if (b == &s->top)
+        HET_TRY(het_session_warn(s, "memory budget for '%s' not used: the "
+                                    "provider is not in the session",
+                                 o->budgets[i].key));
+      continue;
+    }
     if (p < 0)
       return het_error(HET_ERR_INVALID_ARGUMENT,
                        "memory budget: provider '%s' is not in the session",
@@ -82,9 +105,10 @@ static het_status het_resolve_constraints(het_build_ctx *x,
 
 /* Pass 2b: claims per provider, control flow given to host-memory
  * providers, pinned/forbidden applied (reasons say so). */
-static het_status het_collect_claims(het_session *s, het_graph_build *b,
-                                     const het_constraints *c,
+static het_status het_collect_claims(het_build_ctx *x, het_graph_build *b,
+                                     het_constraints *c,
                                      het_claim **claims) {
+  het_session *s = x->s;
   const het_graph *g = b->prog.graph;
   for (int p = 0; p < s->n_providers; p++) {
     claims[p] = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
@@ -101,19 +125,25 @@ static het_status het_collect_claims(het_session *s, het_graph_build *b,
                  cl->claimed ? "control flow: the host runs it"
                              : "control flow runs on the host");
       }
-      if (!c->nodes)
-        continue;
+    }
+  }
+  if (!c->nodes)
+    return HET_OK;
+  HET_TRY(het_policy_check_claims(x, b, c, claims));
+  for (int p = 0; p < s->n_providers; p++) {
+    for (int n = 0; n < g->n_nodes; n++) {
+      het_claim *cl = &claims[p][n];
       const het_node_constraint *nc = &c->nodes[n];
+      const char *by = b->placed_by[n] ? b->placed_by[n]
+                                       : "a placement constraint";
       bool banned = (nc->forbidden >> p) & 1u;
       bool unpinned = nc->pinned && !((nc->pinned >> p) & 1u);
       if (banned || unpinned) {
         cl->claimed = false;
-        snprintf(cl->reason, sizeof cl->reason, "%s",
-                 banned ? "forbidden by a placement constraint"
-                        : "node is pinned to another provider");
+        snprintf(cl->reason, sizeof cl->reason, "%s %s",
+                 banned ? "forbidden by" : "not allowed by", by);
       } else if (nc->pinned && cl->claimed) {
-        snprintf(cl->reason, sizeof cl->reason,
-                 "pinned by a placement constraint");
+        snprintf(cl->reason, sizeof cl->reason, "allowed by %s", by);
       }
     }
   }
@@ -166,6 +196,46 @@ static void het_control_costs(het_graph_build *b) {
   }
 }
 
+/* Pass 3b: min_subgraph_nodes on the chosen assignment; moved nodes say
+ * so in their reason and placed_by. */
+static het_status het_min_subgraph(het_session *s, het_graph_build *b,
+                                   int min_nodes) {
+  const het_graph *g = b->prog.graph;
+  het_partition *p = &b->partition;
+  int *assign = s->use_priority ? b->prio_assign : b->cost_assign;
+  size_t n_nodes = (size_t)g->n_nodes + 1;
+  bool *moved = het_arena_calloc(&s->arena, n_nodes, sizeof *moved);
+  int *was = het_arena_calloc(&s->arena, n_nodes, sizeof *was);
+  if (!moved || !was)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+  memcpy(was, assign, (size_t)g->n_nodes * sizeof *was);
+  if (!het_assign_min_run(&b->cost, min_nodes, assign, moved))
+    return HET_OK;
+  if (!b->placed_by &&
+      !(b->placed_by = het_arena_calloc(&s->arena, n_nodes,
+                                        sizeof *b->placed_by)))
+    return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+  for (int n = 0; n < g->n_nodes; n++) {
+    if (!moved[n])
+      continue;
+    char why[256];
+    snprintf(why, sizeof why,
+             "min_subgraph_nodes %d: its run on %s was shorter; moved to %s "
+             "(%.3g us)",
+             min_nodes, s->providers[was[n]].vt->name,
+             s->providers[assign[n]].vt->name,
+             b->cost.node_time[n * b->cost.n_devices + assign[n]] * 1e6);
+    p->provider[n] = assign[n];
+    p->reason[n] = het_arena_strdup(&s->arena, why);
+    if (!p->reason[n])
+      return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+    b->placed_by[n] = "min_subgraph_nodes";
+  }
+  return het_cost_evaluate(&b->cost, assign,
+                           s->use_priority ? &b->est_priority
+                                           : &b->est_cost);
+}
+
 /* Pass 3: assignment. */
 static het_status het_assign(het_build_ctx *x, het_graph_build *b,
                              const het_constraints *c, het_claim **claims) {
@@ -187,8 +257,15 @@ static het_status het_assign(het_build_ctx *x, het_graph_build *b,
   int *measured_dev = NULL;
   if (o && o->node_times)
     HET_TRY(het_measure_load(s, b, o->node_times, &measured, &measured_dev));
-  HET_TRY(het_cost_table_build(g, s->providers, s->n_providers, claims, c,
-                               measured, measured_dev, &s->arena, &b->cost));
+  het_shape *saved = NULL;
+  if (b == &s->top)
+    HET_TRY(het_shape_hints_begin(o, g, &saved));
+  het_count_unknown(s, b);
+  het_status st = het_cost_table_build(g, s->providers, s->n_providers,
+                                       claims, c, measured, measured_dev,
+                                       &s->arena, &b->cost);
+  het_shape_hints_end(g, saved);
+  HET_TRY(st);
   het_control_costs(b);
   HET_TRY(het_assign_cost(&b->cost, b->prio_assign, b->cost_assign));
   HET_TRY(het_cost_evaluate(&b->cost, b->prio_assign, &b->est_priority));
@@ -200,6 +277,8 @@ static het_status het_assign(het_build_ctx *x, het_graph_build *b,
       if (!p->reason[n])
         return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
     }
+  if (o && o->min_subgraph_nodes > 1)
+    HET_TRY(het_min_subgraph(s, b, o->min_subgraph_nodes));
   /* Control flow is the host's: its step runs on no provider. */
   for (int n = 0; n < g->n_nodes; n++)
     if (b->prog.n_bodies[n]) {
@@ -345,7 +424,7 @@ het_status het_build_graph(het_build_ctx *x, het_graph_build *b) {
   het_constraints c;
   het_claim *claims[HET_MAX_PROVIDERS] = {0};
   HET_TRY(het_resolve_constraints(x, b, &c));
-  HET_TRY(het_collect_claims(s, b, &c, claims));
+  HET_TRY(het_collect_claims(x, b, &c, claims));
   HET_TRY(het_assign(x, b, &c, claims));
   HET_TRY(het_insert_boundaries(s, b));
   if (x->o && x->o->streams) { /* fine-grained steps: streams interleave */
@@ -395,10 +474,12 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
   HET_TRY(het_session_add_providers(s, o));
   s->use_priority = o && o->use_priority;
+  s->n_shapes = o ? o->n_shapes : 0;
   het_stream_layout_init(&s->layout, s->providers, s->n_providers,
                          o && o->streams);
   HET_TRY(het_stream_pool_create(&s->layout, s->providers, &s->streams));
   het_build_ctx x = {.s = s, .o = o};
+  HET_TRY(het_policy_prepare(&x));
   if (o && o->n_rules) {
     x.rule_hits = het_arena_calloc(&s->arena, (size_t)o->n_rules, sizeof(int));
     if (!x.rule_hits)
@@ -410,6 +491,7 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
       return het_error(HET_ERR_INVALID_ARGUMENT,
                        "placement constraint: no node named '%s'",
                        o->rules[i].node);
+  HET_TRY(het_policy_finish(&x));
   if (o && (o->measure || o->trace))
     HET_TRY(het_measure_create(s, o->measure, o->trace));
   return het_session_plan_check(s);

@@ -157,6 +157,14 @@ static void het_explain_node_fill(const het_session *s,
   en->provider = het_space_label(s, p);
   en->reason = b->partition.reason[node];
   het_step_kind kind = (het_step_kind)b->partition.kind[node];
+  if (kind == HET_STEP_CONTROL)
+    en->placed_by = "control flow";
+  else if (kind != HET_STEP_COMPUTE)
+    en->placed_by = "boundary";
+  else if (node < b->n_model_nodes && b->placed_by && b->placed_by[node])
+    en->placed_by = b->placed_by[node];
+  else
+    en->placed_by = s->use_priority ? "priority" : "cost";
   if (kind == HET_STEP_CONTROL) {
     int at = s->use_priority ? b->prio_assign[node] : b->cost_assign[node];
     en->est_seconds = b->cost.node_time
@@ -264,6 +272,23 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
   e->est_total = s->use_priority ? s->top.est_priority : s->top.est_cost;
   e->n_warnings = s->n_warnings;
   e->warnings = (const char **)s->warnings;
+  e->n_unknown = s->top.n_estimated_unknown;
+  e->unknown_example = s->top.estimated_unknown_example;
+  e->n_model_nodes = s->top.n_model_nodes;
+  e->n_shapes = s->n_shapes;
+  if (s->n_rule_reports) {
+    e->rules = het_arena_calloc(a, (size_t)s->n_rule_reports, sizeof *e->rules);
+    if (!e->rules)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
+    e->n_rules = s->n_rule_reports;
+  }
+  for (int r = 0; r < e->n_rules; r++) {
+    const het_rule_report *rep = &s->rule_reports[r];
+    e->rules[r] = (het_explain_rule){
+        .label = rep->label, .where = rep->where, .actions = rep->actions,
+        .note = rep->note, .n_nodes = rep->n_nodes, .nodes = rep->nodes,
+        .n_unknown = rep->n_unknown, .n_fallback = rep->n_fallback};
+  }
   return HET_OK;
 }
 

@@ -143,12 +143,8 @@ het_status het_session_add_providers(het_session *s,
                      st == HET_ERR_NOT_FOUND;
     if (!(o && o->non_strict) || !skippable)
       return het_error_wrap(st, "provider '%s'", names[i]);
-    char msg[512];
-    snprintf(msg, sizeof msg, "provider '%s' skipped: %s", names[i],
-             het_last_error());
-    s->warnings[s->n_warnings] = het_arena_strdup(&s->arena, msg);
-    if (s->warnings[s->n_warnings])
-      s->n_warnings++;
+    HET_TRY(het_session_warn(s, "provider '%s' skipped: %s", names[i],
+                             het_last_error()));
   }
   if (s->n_providers == 0)
     return het_error(HET_ERR_NO_DEVICE, "no provider could be created (%s)",

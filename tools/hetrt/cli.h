@@ -29,6 +29,9 @@ typedef struct cli_common {
   const char *algorithm;   /* --algorithm cost|priority, or NULL */
   const char *optimization; /* --optimization none|basic|extended|all, or NULL */
   const char *node_times;  /* --node-times FILE: plan with measured times */
+  const char *policy;      /* --policy FILE: a YAML placement policy */
+  size_t n_shapes;         /* --shape NAME=DIMS: shapes to plan for */
+  const char *shapes[CLI_MAX_ARGS];
   size_t n_devices;        /* --devices PROFILE (repeatable) */
   const char *devices[CLI_MAX_ARGS];
   size_t n_opts;           /* --option KEY=VALUE (e.g. emu.mode=timed) */
@@ -46,7 +49,8 @@ typedef struct cli_common {
 /* Option groups shared by the commands; each is taken by
  * cli_common_handle with a cli_common * as its context:
  *   cli_session_options  --providers --devices --algorithm --optimization
- *                        --non-strict --node-times --threads --option
+ *                        --non-strict --node-times --policy --shape
+ *                        --threads --option
  *   cli_report_options   --explain, -v/--verbose
  *   cli_input_options    --input NAME=FILE.pb, --dim NAME=V
  *   cli_input_file_options  --input only (commands that generate nothing)
@@ -135,5 +139,6 @@ int cli_cmd_test(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
 int cli_cmd_quantize(int argc, char **argv);
+int cli_cmd_policy(int argc, char **argv);
 
 #endif

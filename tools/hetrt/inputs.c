@@ -78,6 +78,20 @@ static het_tensor *cli_generate(const het_value_desc *d, const cli_common *c, ui
       if (strcmp(c->dim_name[j], d->dim_names[k]) == 0)
         dims[k] = c->dim_value[j];
   }
+  /* --shape NAME=DIMS: the shape planned for is the one generated (the
+   * library has checked it against the model already). */
+  size_t len = strlen(d->name);
+  for (size_t j = 0; j < c->n_shapes; j++) {
+    const char *sh = c->shapes[j];
+    if (strncmp(sh, d->name, len) != 0 || sh[len] != '=')
+      continue;
+    const char *p = sh + len + 1;
+    for (int k = 0; k < d->rank && *p; k++) {
+      char *end = NULL;
+      dims[k] = strtoll(p, &end, 10);
+      p = *end ? end + 1 : end;
+    }
+  }
   het_tensor *t = NULL;
   if (het_tensor_create(d->dtype, dims, d->rank, &t) != HET_OK) {
     fprintf(stderr, "hetrt: generating input '%s': %s\n", d->name, het_last_error());

@@ -22,6 +22,8 @@ enum {
   CLI_ID_VERBOSE,
   CLI_ID_INPUT,
   CLI_ID_DIM,
+  CLI_ID_POLICY,
+  CLI_ID_SHAPE,
 };
 
 const cli_option cli_session_options[] = {
@@ -42,6 +44,12 @@ const cli_option cli_session_options[] = {
      .help = "skip unknown, unbuilt or absent providers (with a\nwarning) instead of failing"},
     {.id = CLI_ID_NODE_TIMES, .name = "--node-times", .kind = CLI_ARG_TEXT, .metavar = "FILE",
      .help = "plan with node times measured by\n'hetrt bench --save-node-times FILE'"},
+    {.id = CLI_ID_POLICY, .name = "--policy", .kind = CLI_ARG_TEXT, .metavar = "FILE",
+     .help = "YAML placement policy (docs/policy.md); the options\n"
+             "given here override its global settings"},
+    {.id = CLI_ID_SHAPE, .name = "--shape", .kind = CLI_ARG_TEXT, .metavar = "NAME=DIMS",
+     .help = "plan for input NAME with DIMS, e.g. x=1x3x640x640\n"
+             "(and generate it with them); repeatable"},
     {.id = CLI_ID_THREADS, .name = "--threads", .kind = CLI_ARG_INT, .metavar = "N", .min = 1,
      .help = "CPU threads per run (default 1)"},
     {.id = CLI_ID_OPTION, .name = "--option", .kind = CLI_ARG_PAIR, .metavar = "KEY=VALUE",
@@ -109,6 +117,12 @@ int cli_common_handle(void *ctx, const cli_command *cmd, const cli_option *opt,
   case CLI_ID_OPTIMIZATION: c->optimization = v->text; return 0;
   case CLI_ID_NON_STRICT: c->non_strict = true; return 0;
   case CLI_ID_NODE_TIMES: c->node_times = v->text; return 0;
+  case CLI_ID_POLICY: c->policy = v->text; return 0;
+  case CLI_ID_SHAPE:
+    if (c->n_shapes >= CLI_MAX_ARGS)
+      return cli_usage_error(cmd->prog, "more than %d --shape options", CLI_MAX_ARGS);
+    c->shapes[c->n_shapes++] = v->text;
+    return 0;
   case CLI_ID_THREADS: c->threads = (int)v->number; return 0;
   case CLI_ID_EXPLAIN: c->explain = true; return 0;
   case CLI_ID_VERBOSE: c->verbose = true; return 0;
@@ -163,6 +177,10 @@ int cli_make_options(const cli_common *c, const char *prog, het_session_options 
     fprintf(stderr, "%s: session options: %s\n", prog, het_last_error());
     return CLI_EXIT_FAILURE;
   }
+  /* The policy first: the options given beside it override its settings. */
+  rc = cli_set(o, prog, "--policy", "policy", c->policy);
+  for (size_t k = 0; rc == 0 && k < c->n_shapes; k++)
+    rc = cli_set(o, prog, "--shape", "shape", c->shapes[k]);
   const char *opt[] = {"--providers", "--threads", "--devices", "--algorithm",
                        "--optimization", "--non-strict", "--node-times"};
   const char *key[] = {"providers", "threads", "devices", "algorithm",
