@@ -2,6 +2,8 @@
 # tests/CMakeLists.txt (label unit):
 #   api_docs          Doxygen over include/hetrt/*.h (docs/Doxyfile) warns
 #                     about nothing and documents every public function
+#   policy_doc        docs/policy.md names every key the policy parser
+#                     reads, and each of its YAML examples is a valid policy
 #   docs_snippets     every C block of getting-started.md and
 #                     provider-guide.md is the file, or a run of lines of
 #                     the file, its marker names
@@ -28,6 +30,13 @@ if(DOXYGEN_FOUND)
   set_tests_properties(api_docs PROPERTIES LABELS unit TIMEOUT 120)
 else()
   message(STATUS "Doxygen not found: test api_docs not registered")
+endif()
+
+if(TARGET hetrt_cli)
+  add_test(NAME policy_doc
+    COMMAND ${HETRT_DOCS_TEST_PY} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_policy_doc.py
+            --root ${CMAKE_SOURCE_DIR} --hetrt $<TARGET_FILE:hetrt_cli>)
+  set_tests_properties(policy_doc PROPERTIES LABELS unit TIMEOUT 60)
 endif()
 
 add_test(NAME docs_snippets

@@ -105,9 +105,9 @@ class InferenceSession:
     ModelProto (bytes).  ``providers``: names in priority order (default
     ``["cpu"]``); an entry may be ``(name, {key: value})`` for provider
     options.  ``devices``: YAML device profiles (``configs/devices/``).
-    ``policy``: a placement policy, passed as the session option
-    ``policy``: it takes effect once the library has that key (until
-    then the library refuses it with InvalidArgument naming the key).
+    ``policy``: a YAML placement policy file (docs/policy.md), passed
+    as the session option ``policy``; a malformed one raises
+    InvalidArgument naming its line and column.
     ``options``: other session options (see hetrt.h), values str, bool,
     int or float.  ``threads``: CPU kernel threads.
 
@@ -172,7 +172,8 @@ class InferenceSession:
         return self._sess.run(output_names, input_feed)
 
     def explain(self, format="text"):
-        """The placement report as "text", "json", "dot" or "html"."""
+        """The placement report as "text", "json", "dot", "html" or "rules"
+        (the policy's rules and the nodes each matched)."""
         return self._sess.explain(format)
 
     def placement(self):

@@ -52,7 +52,7 @@ typedef struct het_policy_rule {
   char *label;           /* its `name:`, or NULL */
   /* match */
   int n_ops;
-  het_policy_str *ops;   /* op types, "Op" or "domain.Op" */
+  het_policy_str *ops;   /* op types: "Op" (any domain) or "domain.Op" */
   int n_names;
   het_policy_str *names; /* globs (fnmatch) over the node's report name */
   bool has_regex;

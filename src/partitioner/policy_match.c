@@ -21,12 +21,14 @@ static bool het_glob_any(const het_policy_str *globs, int n,
   return false;
 }
 
+/* A bare op type matches in any domain (so "Attention" finds the fused
+ * hetrt op too); "domain.Op" only in that domain. */
 static bool het_op_any(const het_policy_rule *r, const het_node *node) {
   for (int i = 0; i < r->n_ops; i++) {
     const char *want = r->ops[i].s;
     const char *dot = strrchr(want, '.');
     if (!dot) {
-      if (!*node->domain && strcmp(want, node->op_type) == 0)
+      if (strcmp(want, node->op_type) == 0)
         return true;
     } else if (strlen(node->domain) == (size_t)(dot - want) &&
                strncmp(want, node->domain, (size_t)(dot - want)) == 0 &&

@@ -106,6 +106,7 @@ typedef struct het_rule_report {
   const char *label;      /* "rule 2 'attention'" */
   const char *where;      /* "policy.yaml:7:5" */
   const char *placed_by;  /* label (where): a node's placed_by */
+  const char *biased_by;  /* "cost, biased by label (where)": prefer only */
   const char *actions;    /* "pin emu; forbid cuda" */
   const char *note;       /* why part of it is not applied, or NULL */
   int n_nodes, cap_nodes;

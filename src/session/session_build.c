@@ -54,7 +54,13 @@ static het_status het_resolve_constraints(het_build_ctx *x,
     b->allowed[k] = (1u << s->n_providers) - 1u;
     b->rule_of[k] = -1;
   }
-  HET_TRY(het_policy_apply(x, b, c));
+  /* Shape predicates see the shapes to plan for. */
+  het_shape *saved = NULL;
+  if (b == &s->top)
+    HET_TRY(het_shape_hints_begin(o, b->prog.graph, &saved));
+  het_status st = het_policy_apply(x, b, c);
+  het_shape_hints_end(b->prog.graph, saved);
+  HET_TRY(st);
   size_t plen = strlen(b->prefix);
   for (int i = 0; i < o->n_rules; i++) {
     const het_node_rule *r = &o->rules[i];

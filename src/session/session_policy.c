@@ -102,10 +102,12 @@ static het_status het_policy_provider(het_build_ctx *x,
     }
   const het_provider_vtable *vt;
   het_status st = het_env_find_provider(s->env, name->s, &vt);
-  if (st == HET_ERR_NOT_FOUND)
+  if (st == HET_ERR_NOT_FOUND) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", het_last_error());
     return het_error(HET_ERR_INVALID_ARGUMENT, "%s:%d:%d: %s",
-                     x->o->policy->source, name->line, name->column,
-                     het_last_error());
+                     x->o->policy->source, name->line, name->column, why);
+  }
   *out = -1;
   return HET_OK;
 }
@@ -115,7 +117,7 @@ static het_status het_policy_mask(het_build_ctx *x, const het_policy_str *l,
   *mask = 0;
   *absent = -1;
   for (int i = 0; i < n; i++) {
-    int p;
+    int p = -1;
     HET_TRY(het_policy_provider(x, &l[i], &p));
     if (p >= 0)
       *mask |= 1u << p;
@@ -177,7 +179,10 @@ het_status het_policy_prepare(het_build_ctx *x) {
     char placed[900];
     snprintf(placed, sizeof placed, "%s (%s)", label, where);
     rep->placed_by = het_arena_strdup(&s->arena, placed);
-    if (!rep->where || !rep->label || !rep->actions || !rep->placed_by)
+    snprintf(placed, sizeof placed, "cost, biased by %s (%s)", label, where);
+    rep->biased_by = het_arena_strdup(&s->arena, placed);
+    if (!rep->where || !rep->label || !rep->actions || !rep->placed_by ||
+        !rep->biased_by)
       return het_error(HET_ERR_OUT_OF_MEMORY, "policy: out of memory");
     HET_TRY(het_policy_mask(x, r->pin, r->n_pin, &rp->pin, &rp->pin_absent));
     int unused;
@@ -230,6 +235,20 @@ static unsigned het_precision_mask(const het_session *s, const het_graph *g,
   return mask;
 }
 
+/* Node n's report name ("If_0/then_branch/conv" in a body); the build's
+ * own table of names is made only after partitioning. */
+static const char *het_policy_node_name(het_session *s,
+                                        const het_graph_build *b, int n) {
+  const char *name = b->prog.graph->nodes[n].name;
+  if (!*b->prefix)
+    return name;
+  size_t len = strlen(b->prefix) + strlen(name) + 1;
+  char *full = het_arena_calloc(&s->arena, len, 1);
+  if (full)
+    snprintf(full, len, "%s%s", b->prefix, name);
+  return full;
+}
+
 static het_status het_report_node(het_rule_report *rep, const char *name) {
   if (rep->n_nodes == rep->cap_nodes) {
     int cap = rep->cap_nodes ? rep->cap_nodes * 2 : 16;
@@ -261,6 +280,7 @@ static het_status het_policy_rule_apply(het_build_ctx *x, het_graph_build *b,
   const het_rule_prep *rp = &x->prep[i];
   het_rule_report *rep = &s->rule_reports[i];
   const het_graph *g = b->prog.graph;
+  unsigned all = (1u << s->n_providers) - 1u;
   int unknown = 0;
   HET_TRY(het_policy_match_graph(r, g, b->prefix, matched, &unknown));
   rep->n_unknown += unknown;
@@ -268,16 +288,21 @@ static het_status het_policy_rule_apply(het_build_ctx *x, het_graph_build *b,
     int n = g->order[k];
     if (!matched[n])
       continue;
-    const char *name = het_session_node_name(s, b, n);
+    const char *name = het_policy_node_name(s, b, n);
+    if (!name)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "policy: out of memory");
     HET_TRY(het_report_node(rep, name));
     het_node_constraint *nc = &c->nodes[n];
-    unsigned before = b->allowed[n], allowed = before;
-    if (r->n_pin && rp->pin)
-      allowed = rp->pin;
-    allowed &= ~rp->forbid;
+    unsigned before = b->allowed[n];
     bool applies = false;
+    unsigned mine = (r->n_pin && rp->pin ? rp->pin : all) & ~rp->forbid;
     if (r->precision)
-      allowed &= het_precision_mask(s, g, n, r->precision, &applies);
+      mine &= het_precision_mask(s, g, n, r->precision, &applies);
+    /* A later rule overrides an earlier one: its restrictions meet the
+     * earlier ones, and where nothing is left, its own win. */
+    unsigned allowed = r->n_pin && rp->pin ? mine : before & mine;
+    if (!allowed)
+      allowed = mine;
     if (rp->prefer >= 0)
       nc->bias[rp->prefer] = r->prefer_factor;
     if (allowed == 0) {
@@ -293,10 +318,12 @@ static het_status het_policy_rule_apply(het_build_ctx *x, het_graph_build *b,
       het_rule_fallback(rep, name, why);
       continue;
     }
-    if (allowed != before || rp->prefer >= 0) {
+    if (allowed != before) {
       b->allowed[n] = allowed;
       b->placed_by[n] = rep->placed_by;
       b->rule_of[n] = i;
+    } else if (rp->prefer >= 0 && b->rule_of[n] < 0) {
+      b->placed_by[n] = rep->biased_by;
     }
   }
   return HET_OK;
@@ -349,7 +376,9 @@ het_status het_policy_check_claims(het_build_ctx *x, het_graph_build *b,
     if (can)
       continue;
     het_rule_report *rep = &s->rule_reports[i];
-    const char *name = het_session_node_name(s, b, n);
+    const char *name = het_policy_node_name(s, b, n);
+    if (!name)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "policy: out of memory");
     char why[400];
     snprintf(why, sizeof why, "%s refuses it: %s",
              s->providers[refuser].vt->name, claims[refuser][n].reason);

@@ -5,7 +5,8 @@
 # progress line, the PASS/FAIL/SKIP lines and summary of `hetrt test`,
 # --expected and --list-passing, --fork, `hetrt run` outputs (.pb round trip
 # through `hetrt test`), missing-input errors, `hetrt bench`'s last line, and
-# `hetrt quantize` (input folders, methods, report, usage and model errors).
+# `hetrt quantize` (input folders, methods, report, usage and model errors),
+# and `hetrt policy check` with --policy and --shape.
 # Usage: test_cli.sh PATH/TO/hetrt   (uses the ONNX backend node tests)
 set -u
 HETRT=${1:?usage: test_cli.sh PATH/TO/hetrt}
@@ -63,7 +64,7 @@ echo "== hetrt --help, --version, commands"
 expect_rc 2 "$HETRT" && expect_err "^usage: hetrt COMMAND"
 expect_rc 0 "$HETRT" --help && {
   expect_out "^usage: hetrt COMMAND"
-  for cmd in run test bench profile quantize; do expect_out "^  $cmd "; done
+  for cmd in run test bench profile quantize policy; do expect_out "^  $cmd "; done
   expect_no_err
 }
 expect_rc 0 "$HETRT" help && expect_out "^usage: hetrt COMMAND"
@@ -264,6 +265,34 @@ expect_rc 1 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --data "$WORK
   expect_err "cannot open folder"
 expect_rc 1 "$HETRT" quantize "$QDATA/cnn.onnx" -o "$WORK/q4.onnx" --data "$WORK/qflat" --holdout 5 &&
   expect_err "leaves no calibration input"
+
+echo "== hetrt policy check, --policy, --shape"
+SRC="$(dirname "$0")/../.."
+PDATA="$SRC/tests/data/policy"
+expect_rc 0 "$HETRT" policy --help && expect_out "^usage: hetrt policy check FILE"
+expect_rc 0 "$HETRT" policy check "$SRC/configs/policies/cpu-only.yaml" && expect_out "cpu-only.yaml: valid"
+expect_rc 1 "$HETRT" policy check "$PDATA/bad/unknown_action.yaml" &&
+  expect_err "unknown_action.yaml:4:5: unknown action 'pinn' (expected name, match, pin, forbid, prefer or precision)"
+expect_rc 1 "$HETRT" policy check "$WORK/no-policy.yaml" && expect_err "no-policy.yaml"
+expect_rc 0 "$HETRT" policy check "$SRC/configs/policies/edge-512mib.yaml" \
+    "$SRC/tests/data/emu/resnet_small.onnx" --devices "$SRC/configs/devices/npu.yaml" && {
+  expect_out "^policy rules (1):"
+  expect_out "rule 1 'wide-types-on-host' matches no node"
+}
+expect_rc 0 "$HETRT" policy check "$SRC/configs/policies/attention-on-device.yaml" \
+    "$SRC/tests/data/nlp/encoder/model.onnx" --devices "$SRC/configs/devices/big-gpu-like.yaml" && {
+  expect_out "rule 1 'attention' (.*attention-on-device.yaml:7:5): pin cuda, emu: 7 nodes"
+  expect_out "^      /self_attn/Gemm$"
+}
+expect_usage "unknown verb 'lint'" "$HETRT" policy lint x.yaml
+expect_usage "no policy FILE given" "$HETRT" policy check
+expect_usage "--policy: .*unknown_action.yaml:4:5: unknown action 'pinn'" \
+  "$HETRT" run "$NODE/test_abs/model.onnx" --policy "$PDATA/bad/unknown_action.yaml"
+expect_rc 0 "$HETRT" bench "$PDATA/dynamic_det.onnx" --shape images=1x3x64x96 --runs 2 --warmup 1 &&
+  expect_out "input 'images': float32 \[1,3,64,96\]"
+expect_rc 1 "$HETRT" bench "$PDATA/dynamic_det.onnx" --shape images=1x3x64 --runs 1 &&
+  expect_err "rank 3, the model declares 4"
+expect_usage "--shape: .*'1x3xbig' is not dims" "$HETRT" run "$PDATA/dynamic_det.onnx" --shape images=1x3xbig
 
 if [ "$failures" -ne 0 ]; then
   echo "test_cli: $failures check(s) failed"

@@ -254,7 +254,7 @@ usage() {
 usage "no MODEL given"
 usage "unknown option '--bogus'" "$MODEL" --bogus
 usage "--format needs a value" "$MODEL" --format
-usage "--format: 'xml' is not text, json, dot or html" "$MODEL" --format xml
+usage "--format: 'xml' is not text, json, dot, html or rules" "$MODEL" --format xml
 usage "--algorithm: 'fast' is not cost or priority" "$MODEL" --algorithm fast
 usage "--optimization: 'max'" "$MODEL" --optimization max
 usage "--threads: 'x' is not an integer >= 1" "$MODEL" --threads x

@@ -1,7 +1,7 @@
 """test_errors.py — every failure the library reports comes out as a
 hetrt.Error subclass carrying het_last_error()'s message: unknown
 providers and options, bad models, missing, unknown, ill-typed and
-ill-shaped inputs, the policy key (refused until the library has it),
+ill-shaped inputs, policies (missing, malformed, valid),
 profiling without trace/measure, and errors raised on other threads."""
 
 import pickle
@@ -92,14 +92,20 @@ def test_bad_option_value(conv_model):
 
 
 def test_policy_is_passed_to_the_library(conv_model, tmp_path):
-    """policy= becomes the session option "policy".  Until the library has
-    that key it refuses it, naming the key; once it has it, a policy file
-    that does not exist must still be an error naming the file."""
+    """policy= becomes the session option "policy": a file that does not
+    exist is an error naming it, a malformed one names its line and
+    column, and a valid one places the nodes it pins."""
     missing = str(tmp_path / "no-such-policy.yaml")
-    with pytest.raises(hetrt.Error) as e:
+    with pytest.raises(hetrt.Error, match="no-such-policy.yaml"):
         hetrt.InferenceSession(conv_model, policy=missing)
-    msg = str(e.value)
-    assert "unknown session option 'policy'" in msg or "no-such-policy.yaml" in msg
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - match: {op: Conv}\n    pinn: cpu\n")
+    with pytest.raises(hetrt.InvalidArgument, match=r"bad.yaml:3:5: unknown action 'pinn'"):
+        hetrt.InferenceSession(conv_model, policy=bad)
+    good = tmp_path / "good.yaml"
+    good.write_text("providers: [cpu]\nrules:\n  - match: {op: Conv}\n    pin: cpu\n")
+    sess = hetrt.InferenceSession(conv_model, policy=good)
+    assert all(p["provider"] == "cpu" for p in sess.placement())
 
 
 def test_missing_device_profile(conv_model, tmp_path):

@@ -26,7 +26,7 @@ typedef struct pv_args {
 enum { PV_FORMAT = 1, PV_OUTPUT, PV_VERSION };
 
 static const cli_option pv_options[] = {
-    {.id = PV_FORMAT, .name = "--format", .kind = CLI_ARG_TEXT, .metavar = "text|json|dot|html",
+    {.id = PV_FORMAT, .name = "--format", .kind = CLI_ARG_TEXT, .metavar = "text|json|dot|html|rules",
      .choice = true, .help = "report format (default text)"},
     {.id = PV_OUTPUT, .name = "--output", .alias = "-o", .kind = CLI_ARG_TEXT, .metavar = "FILE",
      .help = "write the report to FILE instead of stdout"},
