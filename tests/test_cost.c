@@ -304,7 +304,9 @@ START_TEST(test_heavy_node_moves) {
 }
 END_TEST
 
-/* Two weights of 4 MB, accelerator capacity 5 MB: only one fits. */
+/* Two weights of 4 MB, accelerator capacity 6 MB: only one fits (with the
+ * 1 MB activations a node on the accelerator holds: its input and its
+ * output, 2 MB). */
 START_TEST(test_capacity_moves_weights) {
   const int w[2] = {1, 1};
   het_graph *g = cg_chain(2, w);
@@ -317,9 +319,13 @@ START_TEST(test_capacity_moves_weights) {
   script_times(&s, 1, 12 * MS, 1 * MS);
   int acc[2] = {1, 1}, want[2] = {0, 1};
   ck_assert_double_eq_tol(cg_evaluate(&s.t, acc), 4.21 * MS, 1e-15);
-  s.t.capacity[1] = 5000000;
+  s.t.capacity[1] = 6000000;
   ck_assert(isinf(cg_evaluate(&s.t, acc)));
   check_optimum(&s.t, acc, want, 11 * MS + 2.2 * MS + 1e-5);
+  /* 5 MB: the weight fits but not with the activations */
+  s.t.capacity[1] = 5000000;
+  int cpu[2] = {0, 0};
+  check_optimum(&s.t, acc, cpu, 22 * MS);
   /* a weight that fits nowhere it may go: ERR_CAPACITY */
   s.t.capacity[1] = 1000000;
   script_times(&s, 1, INFINITY, 1 * MS);
@@ -328,6 +334,58 @@ START_TEST(test_capacity_moves_weights) {
   ck_assert_ptr_nonnull(strstr(het_last_error(), "capacity"));
   double best;
   ck_assert_int_eq(het_assign_exact(&s.t, 16, a, &best), HET_ERR_CAPACITY);
+  cg_script_deinit(&s, g);
+}
+END_TEST
+
+/* Activations count against a device's capacity: x -> n0 -> n1 -> n2 with
+ * n1's output 4 MB and the others' 1 MB, no weights.  Unbounded, all three
+ * go to the accelerator (6.21 ms).  With 3 MB, n1 cannot be there (its 1 MB
+ * input and 4 MB output), nor n2 (n1's 4 MB output copied in): n0 alone
+ * (x in, n0's output out: 43.21 ms), not n0 and n2 together. */
+START_TEST(test_capacity_counts_activations) {
+  het_graph *g = cg_chain(3, NULL);
+  cg_script s;
+  cg_script_init(&s, g, 2);
+  int v1 = g->nodes[1].outputs[0];
+  s.t.value_bytes[v1] = 4e6;
+  script_times(&s, 0, 10 * MS, 1 * MS);
+  script_times(&s, 1, 30 * MS, 1 * MS);
+  script_times(&s, 2, 10 * MS, 1 * MS);
+  int cpu[3] = {0, 0, 0}, all[3] = {1, 1, 1}, first[3] = {1, 0, 0};
+  int ends[3] = {1, 0, 1};
+  check_optimum(&s.t, cpu, all, 3 * MS + 2.2 * MS + 1e-5);
+  s.t.capacity[1] = 3000000;
+  ck_assert(isinf(cg_evaluate(&s.t, all)));
+  ck_assert(isinf(cg_evaluate(&s.t, ends)));
+  check_optimum(&s.t, cpu, first, 41 * MS + 2.2 * MS + 1e-5);
+  cg_script_deinit(&s, g);
+}
+END_TEST
+
+/* What stays on a device under a budget is chosen by value: weights of 2,
+ * 1 and 1 MB save 5, 4 and 4 ms, and 2.1 MB holds either the first or the
+ * other two.  Stopping at the first node over the budget (n0 in, n1 does
+ * not fit) would keep 5 ms of savings; the last two keep 8. */
+START_TEST(test_budget_keeps_most_valuable) {
+  const int w[3] = {1, 1, 1};
+  het_graph *g = cg_chain(3, w);
+  cg_script s;
+  cg_script_init(&s, g, 2);
+  for (int v = 0; v < g->n_values; v++)
+    s.t.value_bytes[v] = 1e3; /* activations small beside the weights */
+  s.t.value_bytes[g->nodes[0].inputs[1]] = 2e6;
+  s.t.value_bytes[g->nodes[1].inputs[1]] = 1e6;
+  s.t.value_bytes[g->nodes[2].inputs[1]] = 1e6;
+  script_times(&s, 0, 6 * MS, 1 * MS);
+  script_times(&s, 1, 5 * MS, 1 * MS);
+  script_times(&s, 2, 5 * MS, 1 * MS);
+  s.t.capacity[1] = 2100000;
+  int first[3] = {1, 0, 0}, want[3] = {0, 1, 1};
+  double leg = 1e3 / 1e9 + 1e-4;
+  ck_assert_double_eq_tol(cg_evaluate(&s.t, first),
+                          11 * MS + 2 * leg + 1e-5, 1e-12);
+  check_optimum(&s.t, first, want, 8 * MS + 2 * leg + 1e-5);
   cg_script_deinit(&s, g);
 }
 END_TEST
@@ -625,6 +683,8 @@ static Suite *cost_suite(void) {
   tcase_add_test(core, test_island_absorbed);
   tcase_add_test(core, test_heavy_node_moves);
   tcase_add_test(core, test_capacity_moves_weights);
+  tcase_add_test(core, test_capacity_counts_activations);
+  tcase_add_test(core, test_budget_keeps_most_valuable);
   tcase_add_test(core, test_table_build);
   tcase_add_test(core, test_constraints);
   tcase_add_test(core, test_profile_guided);

@@ -376,13 +376,24 @@ START_TEST(test_budget_from_policy) {
     ck_assert_msg(strcmp(p.provider, "emu") != 0, "%s on emu", p.name);
   }
   het_session_destroy(s);
-  /* 4 KiB holds the first two Convs' weights (0.9 + 2.4 KB), not a third. */
-  snprintf(tight, sizeof tight, "memory: {emu: 4KiB}\n%s", rules);
+  /* 16 KiB holds the weights and activations of the first three nodes
+   * (stem_conv, pool, b1c1_conv: 3.2 KB of weights, at most 11 KB live),
+   * not more; 64 KiB the rest emu runs. */
+  snprintf(tight, sizeof tight, "memory: {emu: 16KiB}\n%s", rules);
   s = session(RESNET, opts("emu,cpu", DEVICES "npu.yaml", tight));
   ck_assert_str_eq(provider_of(s, "stem_conv"), "emu");
   ck_assert_str_eq(provider_of(s, "b1c1_conv"), "emu");
   ck_assert_str_eq(provider_of(s, "b1c2_conv"), "cpu");
   ck_assert_str_eq(provider_of(s, "b2c2_conv"), "cpu");
+  char *text = explain(s, "json");
+  ck_assert_msg(strstr(text, "\"provider\":\"emu\",\"planned_peak\""), "%s", text);
+  ck_assert_msg(strstr(text, "\"capacity\":16384"), "%s", text);
+  het_string_destroy(text);
+  het_session_destroy(s);
+  snprintf(tight, sizeof tight, "memory: {emu: 64KiB}\n%s", rules);
+  s = session(RESNET, opts("emu,cpu", DEVICES "npu.yaml", tight));
+  ck_assert_str_eq(provider_of(s, "b1c2_conv"), "emu");
+  ck_assert_str_eq(provider_of(s, "b2c2_conv"), "emu");
   het_session_destroy(s);
   /* A budget for a provider this machine lacks is a warning when the
    * policy names its providers (not strict). */

@@ -117,15 +117,17 @@ static bool het_has_const_input(const het_cost_index *ix, int n) {
   return false;
 }
 
-/* The move off device `over` that frees resident bytes at the least added
- * (capacity-relaxed) cost per byte; false when there is none. */
+/* The move off device `over` that frees resident bytes (weights, or
+ * activations when they count) at the least added (capacity-relaxed) cost
+ * per byte — the least valuable bytes go first; false when there is
+ * none. */
 static bool het_repair_step(het_cost_search *s, int over) {
   const het_cost_table *t = s->t;
   double best = INFINITY;
   int bn = -1, be = -1;
   for (int p = 0; p < t->n_nodes; p++) {
     int n = s->ix->order[p];
-    if (s->assign[n] != over || !het_has_const_input(s->ix, n))
+    if (s->assign[n] != over || (!s->ix->act && !het_has_const_input(s->ix, n)))
       continue;
     for (int e = 0; e < t->n_devices; e++) {
       if (e == over || !isfinite(het_time(t, n, e)))
@@ -418,7 +420,8 @@ het_status het_assign_cost(const het_cost_table *t, const int *prio,
   if (!isfinite(best))
     st = het_error(HET_ERR_CAPACITY,
                    "cost model: no assignment keeps every device's "
-                   "initializers within its memory capacity or budget");
+                   "initializers and activations within its memory "
+                   "capacity or budget");
   else
     memcpy(assign, w.best, n * sizeof(int));
   het_cost_work_deinit(&w);

@@ -42,6 +42,9 @@ static void het_bnb_visit(het_bnb *b, int p, double partial) {
   const het_cost_index *ix = b->ix;
   int D = ix->n_devices;
   if (p == ix->n_nodes) {
+    /* het_cost_step counts weights only: activations at the leaf. */
+    if (ix->act && !isfinite(het_cost_eval_ix(ix, b->a, NULL, true)))
+      return;
     if (het_bnb_beats(partial, b->best_cost)) {
       b->best_cost = partial;
       memcpy(b->best, b->a, (size_t)ix->n_nodes * sizeof(int));
@@ -105,7 +108,8 @@ het_status het_assign_exact(const het_cost_table *t, int max_nodes,
   if (!isfinite(b.best_cost)) {
     st = het_error(HET_ERR_CAPACITY,
                    "exact assignment: no assignment keeps every device's "
-                   "initializers within its memory capacity or budget");
+                   "initializers and activations within its memory "
+                   "capacity or budget");
     goto fail;
   }
   memcpy(assign, b.best, (size_t)t->n_nodes * sizeof(int));

@@ -5,7 +5,8 @@
  * The objective (het_cost_evaluate) is the estimated end-to-end latency of
  * a sequential run: node times + transfers + one launch per subgraph; an
  * assignment whose resident weights exceed a device's capacity or budget
- * costs INFINITY.  Invariant: algorithms see only the table (and the
+ * costs INFINITY (activations included on devices without host memory).
+ * Invariant: algorithms see only the table (and the
  * graph's edges through t->graph), so tests can script it.
  *
  * The objective in detail (het_cost_evaluate):
@@ -22,9 +23,13 @@
  *      A copy costs bytes / link_bandwidth + link_latency of the non-host
  *      end (bandwidth 0 = unknown: the bytes term is 0);
  *   4. capacity: initializers are placed once at session creation on every
- *      device that consumes them (no per-run cost); their bytes resident on
- *      device d must be <= capacity[d] (0 = unlimited) else INFINITY.
- *      Activations are not counted (keep-simple rule).
+ *      device that consumes them (no per-run cost); on a device without
+ *      host memory, activations count too, as their peak over t->order (a
+ *      value produced there lives from its producer to its last consumer
+ *      there; one copied in, from its first to its last consumer there);
+ *      weights + that peak on device d must be <= capacity[d] (0 =
+ *      unlimited) else INFINITY.  Host-memory devices count weights only
+ *      (max_memory governs host memory).
  */
 #ifndef HET_PARTITIONER_COST_H
 #define HET_PARTITIONER_COST_H

@@ -43,6 +43,7 @@ void het_cost_index_deinit(het_cost_index *ix) {
   free(ix->ins);
   free(ix->out_off);
   free(ix->outs);
+  free(ix->sweep);
   memset(ix, 0, sizeof *ix);
 }
 
@@ -105,9 +106,12 @@ het_status het_cost_index_init(het_cost_index *ix, const het_cost_table *t) {
   ix->ins = calloc(n_in, sizeof(int));
   ix->out_off = calloc(nn + 1, sizeof(int));
   ix->outs = calloc(n_out, sizeof(int));
+  ix->sweep = calloc(nn, sizeof(double));
+  for (int d = 0; d < t->n_devices; d++)
+    ix->act |= !t->host_memory[d] && t->capacity[d] > 0;
   if (!ix->order || !ix->pos || !ix->producer || !ix->output ||
       !ix->cons_off || !ix->cons || !ix->in_off || !ix->ins ||
-      !ix->out_off || !ix->outs) {
+      !ix->out_off || !ix->outs || !ix->sweep) {
     het_cost_index_deinit(ix);
     return het_error(HET_ERR_OUT_OF_MEMORY, "cost model: out of memory");
   }
@@ -170,6 +174,52 @@ double het_cost_launch_at(const het_cost_index *ix, const int *assign,
   return ix->t->launch[d];
 }
 
+double het_cost_act_peak(const het_cost_index *ix, const int *assign,
+                         int d) {
+  const het_cost_table *t = ix->t;
+  double *diff = ix->sweep;
+  memset(diff, 0, ((size_t)ix->n_nodes + 1) * sizeof *diff);
+  for (int v = 0; v < ix->n_values; v++) {
+    if (t->value_const[v])
+      continue;
+    int pn = ix->producer[v], lo = -1, hi = -1;
+    if (pn >= 0 && assign[pn] == d)
+      lo = hi = ix->pos[pn];
+    for (int k = ix->cons_off[v]; k < ix->cons_off[v + 1]; k++) {
+      int u = ix->cons[k];
+      if (assign[u] != d)
+        continue;
+      int p = ix->pos[u];
+      lo = lo < 0 || p < lo ? p : lo;
+      hi = p > hi ? p : hi;
+    }
+    if (lo < 0)
+      continue;
+    diff[lo] += t->value_bytes[v];
+    diff[hi + 1] -= t->value_bytes[v];
+  }
+  double live = 0, peak = 0;
+  for (int p = 0; p < ix->n_nodes; p++) {
+    live += diff[p];
+    peak = live > peak ? live : peak;
+  }
+  return peak;
+}
+
+/* Adds the activation peaks of the devices whose capacity counts them. */
+static void het_cost_add_act(const het_cost_index *ix, const int *assign,
+                             double *res, double *act) {
+  const het_cost_table *t = ix->t;
+  for (int d = 0; d < t->n_devices; d++) {
+    double a = 0;
+    if (ix->act && !t->host_memory[d] && t->capacity[d])
+      a = het_cost_act_peak(ix, assign, d);
+    if (act)
+      act[d] = a;
+    res[d] += a;
+  }
+}
+
 double het_cost_eval_ix(const het_cost_index *ix, const int *assign,
                         double *used, bool check_capacity) {
   const het_cost_table *t = ix->t;
@@ -191,6 +241,7 @@ double het_cost_eval_ix(const het_cost_index *ix, const int *assign,
       if (mask & (1u << d))
         res[d] += t->value_bytes[v];
   }
+  het_cost_add_act(ix, assign, res, NULL);
   if (used)
     memcpy(used, res, sizeof res);
   for (int d = 0; check_capacity && d < t->n_devices; d++)

@@ -2,7 +2,9 @@
  * index of the graph's edges in the table's order, per-value transfer
  * costs, and the per-position step cost whose sum over t->order equals
  * het_cost_evaluate (used by the DP start and branch and bound).
- * Invariant: an index borrows its table; it is read-only once built.
+ * Invariant: an index borrows its table; it is read-only once built
+ * apart from its scratch row (the activation sweep), so one index serves
+ * one thread.
  */
 #ifndef HET_PARTITIONER_COST_INTERNAL_H
 #define HET_PARTITIONER_COST_INTERNAL_H
@@ -24,6 +26,9 @@ typedef struct het_cost_index {
   int *cons_off, *cons;   /* CSR: distinct consumer nodes of each value */
   int *in_off, *ins;      /* CSR: distinct inputs (>= 0) of each node */
   int *out_off, *outs;    /* CSR: outputs (>= 0) of each node */
+  bool act;               /* some non-host device has a capacity: its
+                             activations count against it */
+  double *sweep;          /* scratch: n_nodes + 1 entries */
 } het_cost_index;
 
 /* Builds the index of t (caller owns: het_cost_index_deinit). */
@@ -47,8 +52,16 @@ unsigned het_cost_value_devices(const het_cost_index *ix, const int *assign,
 /* Launch seconds charged at position p (a new run starts there). */
 double het_cost_launch_at(const het_cost_index *ix, const int *assign, int p);
 
+/* Peak bytes of activations (non-initializer values) resident on non-host
+ * device d under assign, over t->order: a value produced on d lives from
+ * its producer to its last consumer on d; one copied in, from its first to
+ * its last consumer on d.  The memory planner's arena for d is at least
+ * this. */
+double het_cost_act_peak(const het_cost_index *ix, const int *assign, int d);
+
 /* Full objective; also fills used[d] with resident initializer bytes
- * when used is non-NULL.  check_capacity false: the "relaxed" objective
+ * (plus, when ix->act, the activation peak on each non-host device with a
+ * capacity) when used is non-NULL.  check_capacity false: the "relaxed" objective
  * that ignores capacities. */
 double het_cost_eval_ix(const het_cost_index *ix, const int *assign,
                         double *used, bool check_capacity);
@@ -70,8 +83,11 @@ typedef struct het_cost_search {
   const het_cost_table *t;
   int *assign;  /* n_nodes */
   double cur;   /* objective of assign (relaxed: ignoring capacity) */
-  double used[HET_COST_MAX_DEVICES];      /* resident initializer bytes */
+  double used[HET_COST_MAX_DEVICES];      /* resident bytes: initializers
+                                             + activation peak (ix->act) */
   double used_next[HET_COST_MAX_DEVICES]; /* after the last try */
+  double act[HET_COST_MAX_DEVICES];       /* activation peak in used */
+  double act_next[HET_COST_MAX_DEVICES];
   bool relaxed; /* capacities ignored (capacity repair) */
   int stamp;
   int *vmark, *vlist, *pmark, *plist, *saved;

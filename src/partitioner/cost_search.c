@@ -1,7 +1,9 @@
 /* cost_search.c — incremental evaluation of moves for the `cost`
  * algorithm's local search: sending a set of nodes to one device changes
  * only their times, the transfers of the values they touch, the launches at
- * their positions and the resident bytes of their initializers.
+ * their positions, the resident bytes of their initializers and, where a
+ * non-host device has a capacity, the activation peaks of the devices the
+ * nodes leave and join (a sweep over the order for each).
  * Invariant: after commit, s->cur and s->used match a full evaluation (up
  * to rounding) of s->assign.
  */
@@ -47,10 +49,35 @@ void het_search_deinit(het_cost_search *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* Whether device d's activations count against its capacity. */
+static bool het_search_counts_act(const het_cost_search *s, int d) {
+  return s->ix->act && !s->t->host_memory[d] && s->t->capacity[d];
+}
+
 void het_search_set(het_cost_search *s, const int *assign, bool relaxed) {
   memcpy(s->assign, assign, (size_t)s->ix->n_nodes * sizeof(int));
   s->relaxed = relaxed;
   s->cur = het_cost_eval_ix(s->ix, s->assign, s->used, !relaxed);
+  for (int d = 0; d < s->t->n_devices; d++)
+    s->act[d] = het_search_counts_act(s, d)
+                    ? het_cost_act_peak(s->ix, s->assign, d)
+                    : 0;
+}
+
+/* used_next gains the activation change of the devices a move of m nodes
+ * to dev touches (their old devices are in s->saved). */
+static void het_search_act(het_cost_search *s, int m, int dev) {
+  memcpy(s->act_next, s->act, sizeof s->act);
+  if (!s->ix->act)
+    return;
+  unsigned touched = 1u << dev;
+  for (int i = 0; i < m; i++)
+    touched |= 1u << s->saved[i];
+  for (int d = 0; d < s->t->n_devices; d++)
+    if ((touched >> d & 1u) && het_search_counts_act(s, d)) {
+      s->act_next[d] = het_cost_act_peak(s->ix, s->assign, d);
+      s->used_next[d] += s->act_next[d] - s->act[d];
+    }
 }
 
 /* Collects the values and launch positions a move of nodes touches. */
@@ -123,6 +150,7 @@ double het_search_try(het_cost_search *s, const int *nodes, int m, int dev) {
   }
   memcpy(s->used_next, s->used, sizeof s->used);
   double after = het_search_terms(s, nodes, m, true);
+  het_search_act(s, m, dev);
   if (!isfinite(after))
     return INFINITY;
   for (int d = 0; !s->relaxed && d < t->n_devices; d++)
@@ -134,6 +162,7 @@ double het_search_try(het_cost_search *s, const int *nodes, int m, int dev) {
 void het_search_commit(het_cost_search *s, double delta) {
   s->cur += delta;
   memcpy(s->used, s->used_next, sizeof s->used);
+  memcpy(s->act, s->act_next, sizeof s->act);
 }
 
 void het_search_undo(het_cost_search *s, const int *nodes, int m) {

@@ -45,7 +45,8 @@ typedef struct het_explain_subgraph {
 typedef struct het_explain_device {
   const char *provider;
   size_t planned_peak;   /* bytes, from load-time shapes (unknown dims = 1) */
-  size_t capacity;       /* bytes, 0 = unlimited */
+  size_t capacity;       /* bytes, 0 = unlimited: the lower of the device's
+                            capacity and the session's budget for it */
   size_t arena;          /* the planner's arena for intermediates */
   size_t intermediates;  /* sum of all intermediate tensor sizes: what an
                             allocator without reuse would need for them */

@@ -264,7 +264,10 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
   for (int p = 0; p < s->n_providers; p++)
     if (!s->host_memory[p]) {
       space[p + 1].provider = s->providers[p].vt->name;
-      space[p + 1].capacity = s->providers[p].device->info.memory_capacity;
+      /* the lower of the device's capacity and the session's budget */
+      space[p + 1].capacity = s->top.cost.n_devices > p && s->top.cost.capacity[p]
+                                  ? s->top.cost.capacity[p]
+                                  : s->providers[p].device->info.memory_capacity;
       e->devices[e->n_devices++] = space[p + 1];
     }
   e->est_priority = s->top.est_priority;

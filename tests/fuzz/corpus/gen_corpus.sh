@@ -4,14 +4,16 @@
 # test models and configs/devices: fuzz_model/ (small model.onnx files of
 # varied ops, control flow, quantized ops, sequences, and the loader's and
 # hostile tests' fixtures), fuzz_tensor/ (input_*.pb / output_*.pb of
-# backend cases of every dtype), fuzz_profile/ (the device profiles).
+# backend cases of every dtype), fuzz_profile/ (the device profiles),
+# fuzz_policy/ (the placement policies: configs/policies and the policy
+# tests' files, the malformed ones included).
 # Each file is named after where it came from.  Run from anywhere.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 node=/usr/share/libonnx-testdata/data/node
-rm -rf "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile"
-mkdir -p "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile"
+rm -rf "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile" "$here/fuzz_policy"
+mkdir -p "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile" "$here/fuzz_policy"
 
 models="add relu conv_with_strides_padding maxpool_2d_pads
   averagepool_2d_default gemm_default_matrix_bias matmul_2d
@@ -53,3 +55,7 @@ for t in $tensors; do
   done
 done
 cp "$root"/configs/devices/*.yaml "$here/fuzz_profile/"
+cp "$root"/configs/policies/*.yaml "$root"/tests/data/policy/*.yaml "$here/fuzz_policy/"
+for f in "$root"/tests/data/policy/bad/*.yaml; do
+  cp "$f" "$here/fuzz_policy/bad_$(basename "$f")"
+done
