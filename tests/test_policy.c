@@ -347,6 +347,19 @@ START_TEST(test_provider_names) {
       "rules:\n  - match: {op: Conv}\n    pin: emu\n"));
   ck_assert(has_warning(s, "none of its pin providers is in this session"));
   het_session_destroy(s);
+  /* Long provider lists: the rule's description is cut, not overrun. */
+  char *many = malloc(8192);
+  size_t used = (size_t)snprintf(many, 8192, "rules:\n  - match: {op: Conv}\n    pin: [");
+  for (int i = 0; i < 600; i++)
+    used += (size_t)snprintf(many + used, 8192 - used, "%scpu", i ? "," : "");
+  snprintf(many + used, 8192 - used, "]\n    forbid: [emu, emu, emu]\n    prefer: cpu\n");
+  s = session(RESNET, opts("emu,cpu", DEVICES "npu.yaml", many));
+  free(many);
+  ck_assert_str_eq(provider_of(s, "stem_conv"), "cpu");
+  char *text = explain(s, "rules");
+  ck_assert_msg(strstr(text, "pin cpu, cpu"), "%.300s", text);
+  het_string_destroy(text);
+  het_session_destroy(s);
   o = opts("cpu", NULL,
            "strict: true\nrules:\n  - match: {op: Conv}\n    pin: emu\n");
   ck_assert_int_eq(het_session_create(env, RESNET, o, &bad),

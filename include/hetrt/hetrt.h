@@ -330,11 +330,14 @@ HET_API het_status het_session_get_placement(const het_session *session,
                                              size_t index,
                                              het_node_placement *out);
 
-/* The placement report: every node's provider and reason, subgraphs,
+/* The placement report: every node's provider, what placed it (the
+ * algorithm, a policy rule, a C API constraint) and reason, subgraphs,
  * boundary (copy) nodes with the bytes they move, estimated latency per
- * subgraph and in total, the priority-vs-cost comparison and planned peak
- * memory per device.  format: "text", "json", "dot" or "html".  *out is a
- * NUL-terminated string the caller owns (het_string_destroy). */
+ * subgraph and in total (with how many nodes were estimated with unknown
+ * dims), the priority-vs-cost comparison, planned peak memory per device
+ * and the policy's rules with the nodes each matched.  format: "text",
+ * "json", "dot", "html" or "rules" (warnings and the policy's rules only).
+ * *out is a NUL-terminated string the caller owns (het_string_destroy). */
 HET_API het_status het_session_explain(const het_session *session,
                                        const char *format, char **out);
 /* Writes the mean measured seconds of every node (name, provider, seconds,

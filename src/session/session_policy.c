@@ -127,6 +127,22 @@ static het_status het_policy_mask(het_build_ctx *x, const het_policy_str *l,
   return HET_OK;
 }
 
+/* Appends to buf (cap bytes, *used so far), truncating at the end. */
+static void het_buf_add(char *buf, size_t cap, size_t *used, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
+
+static void het_buf_add(char *buf, size_t cap, size_t *used, const char *fmt,
+                        ...) {
+  if (*used + 1 >= cap)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *used, cap - *used, fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    *used = *used + (size_t)n < cap ? *used + (size_t)n : cap - 1;
+}
+
 static const char *het_rule_actions(het_arena *a, const het_policy_rule *r) {
   char buf[512];
   size_t used = 0;
@@ -136,19 +152,18 @@ static const char *het_rule_actions(het_arena *a, const het_policy_rule *r) {
   for (int k = 0; k < 2; k++) {
     if (!lists[k].n)
       continue;
-    used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s ",
-                             used ? "; " : "", lists[k].verb);
-    for (int i = 0; i < lists[k].n && used < sizeof buf; i++)
-      used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s",
-                               i ? ", " : "", lists[k].l[i].s);
+    het_buf_add(buf, sizeof buf, &used, "%s%s ", used ? "; " : "",
+                lists[k].verb);
+    for (int i = 0; i < lists[k].n; i++)
+      het_buf_add(buf, sizeof buf, &used, "%s%s", i ? ", " : "",
+                  lists[k].l[i].s);
   }
-  if (r->prefer.s && used < sizeof buf)
-    used += (size_t)snprintf(buf + used, sizeof buf - used,
-                             "%sprefer %s (x%g)", used ? "; " : "",
-                             r->prefer.s, r->prefer_factor);
-  if (r->precision && used < sizeof buf)
-    snprintf(buf + used, sizeof buf - used, "%sprecision %s",
-             used ? "; " : "", het_precision_str(r->precision));
+  if (r->prefer.s)
+    het_buf_add(buf, sizeof buf, &used, "%sprefer %s (x%g)",
+                used ? "; " : "", r->prefer.s, r->prefer_factor);
+  if (r->precision)
+    het_buf_add(buf, sizeof buf, &used, "%sprecision %s", used ? "; " : "",
+                het_precision_str(r->precision));
   return het_arena_strdup(a, buf);
 }
 
