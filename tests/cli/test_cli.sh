@@ -76,7 +76,7 @@ expect_rc 2 "$HETRT" frobnicate && expect_err "unknown command 'frobnicate'; see
 expect_rc 2 "$HETRT" --frobnicate && expect_err "'--frobnicate'"
 
 echo "== every command: --help, -h, a bogus option, a missing value"
-for cmd in run test bench profile quantize; do
+for cmd in run test bench profile quantize policy; do
   expect_rc 0 "$HETRT" "$cmd" --help && {
     expect_out "^usage: hetrt $cmd "
     expect_out "exit status: 0 ok, 1 failure"
