@@ -1,13 +1,15 @@
 /* test_ir.c — the graph IR: construction, lookup, validation errors that
- * name the node at fault, topological order, attribute getters.
+ * name the node at fault, topological order, attribute getters, clones.
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/infer.h"
 #include "core/ir.h"
 #include "core/status.h"
+#include "onnx/loader.h"
 
 /* Adds node `name` of type op reading ins and writing outs (NULL-ended
  * name lists; "" = omitted input). */
@@ -255,6 +257,62 @@ START_TEST(test_subgraph_outer_read_orders) {
 }
 END_TEST
 
+/* The serialized model of g (caller frees). */
+static uint8_t *write_model(const het_graph *g, size_t *len) {
+  uint8_t *buf = NULL;
+  het_status st = het_onnx_save_memory(g, &buf, len);
+  ck_assert_msg(st == HET_OK, "%s", het_last_error());
+  return buf;
+}
+
+/* A clone writes the same bytes as its source (every value, node,
+ * attribute of every type and subgraph), borrows the initializers' data,
+ * has ids of its own to change, and outlives nothing: the source survives
+ * the clone's destruction. */
+START_TEST(test_clone_equal_and_independent) {
+  static const char *const models[] = {"loader/attrs.onnx",
+                                       "loader/subgraph.onnx",
+                                       "loader/typed.onnx"};
+  for (size_t m = 0; m < sizeof models / sizeof *models; m++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", HETRT_TEST_DATA, models[m]);
+    het_graph *g = NULL, *c = NULL;
+    ck_assert_int_eq(het_onnx_load_file(path, &g), HET_OK);
+    ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+    ck_assert_int_eq(het_graph_clone(g, &c), HET_OK);
+    ck_assert_int_eq(c->n_values, g->n_values);
+    ck_assert_int_eq(c->n_nodes, g->n_nodes);
+    size_t la, lb;
+    uint8_t *a = write_model(g, &la), *b = write_model(c, &lb);
+    ck_assert_msg(la == lb && memcmp(a, b, la) == 0,
+                  "%s: the clone serializes differently", models[m]);
+    free(b);
+    for (int v = 0; v < g->n_values; v++) {
+      ck_assert_ptr_ne(c->values[v].name, g->values[v].name);
+      ck_assert_int_eq(het_graph_find_value(c, g->values[v].name), v);
+      if (g->values[v].initializer) {
+        ck_assert(!c->values[v].initializer->owned);
+        ck_assert_ptr_eq(c->values[v].initializer->data,
+                         g->values[v].initializer->data);
+      }
+      c->values[v].shape.rank = -1; /* the clone's own */
+      c->values[v].dtype = HET_DTYPE_UNDEFINED;
+    }
+    for (int n = 0; n < g->n_nodes; n++)
+      for (int k = 0; k < g->nodes[n].n_attrs; k++)
+        if (g->nodes[n].attrs[k].g)
+          ck_assert_ptr_ne(c->nodes[n].attrs[k].g, g->nodes[n].attrs[k].g);
+    het_graph_destroy(c);
+    b = write_model(g, &lb);
+    ck_assert_msg(la == lb && memcmp(a, b, la) == 0,
+                  "%s: changing the clone changed the source", models[m]);
+    free(a);
+    free(b);
+    het_graph_destroy(g);
+  }
+}
+END_TEST
+
 static Suite *ir_suite(void) {
   Suite *s = suite_create("ir");
   TCase *core = tcase_create("core");
@@ -264,6 +322,7 @@ static Suite *ir_suite(void) {
   tcase_add_test(core, test_attribute_getters);
   tcase_add_test(core, test_opset_lookup);
   tcase_add_test(core, test_subgraph_outer_read_orders);
+  tcase_add_test(core, test_clone_equal_and_independent);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_dangling_input_names_node);

@@ -211,6 +211,21 @@ HET_API het_status het_session_options_set_threads(
  *   "shape"      "NAME=1x3x640x640": plan for input NAME with these dims
  *                (the cost model estimates with them instead of unknown
  *                dims; runs still take any shape); once per input
+ *   "replan"     "on" (default): a session with two or more providers,
+ *                the cost algorithm and an input dim the model leaves
+ *                open makes a placement per shape regime: the first run
+ *                whose open dims fall in a power-of-two range not seen
+ *                before estimates, for its shapes, every placement the
+ *                session has and one made for them, and makes that new
+ *                one (planned and compiled now, used by every later run
+ *                of the range) when it is estimated faster by
+ *                "replan_gain" or more; het_session_explain and the trace
+ *                report each regime and choice.  "off": one placement
+ *                for every shape
+ *   "replan_gain"  the estimated relative gain that makes a new regime,
+ *                in (0, 1] (default 0.2)
+ *   "max_regimes"  regimes a session may hold, the creation one included
+ *                (1..16, default 4); past it, runs take the best existing
  *   "min_subgraph_nodes"  N: a run of fewer than N nodes on a device
  *                without host memory goes to a host provider (0: none)
  *   "max_loop_iterations" iterations one Loop node may run before the run
@@ -335,14 +350,22 @@ HET_API het_status het_session_get_placement(const het_session *session,
  * boundary (copy) nodes with the bytes they move, estimated latency per
  * subgraph and in total (with how many nodes were estimated with unknown
  * dims), the priority-vs-cost comparison, planned peak memory per device
- * and the policy's rules with the nodes each matched.  format: "text",
+ * and the policy's rules with the nodes each matched; for a session that
+ * re-plans per shape regime (option "replan"), its regimes (the shapes
+ * each was made for, the run that made it, the estimates before and after
+ * and the nodes placed differently) and what the first run of each new
+ * range of shapes chose (text, JSON, HTML).  Everything else describes
+ * regime 0, the placement made at creation (as het_session_get_placement
+ * does).  format: "text",
  * "json", "dot", "html" or "rules" (warnings and the policy's rules only).
  * *out is a NUL-terminated string the caller owns (het_string_destroy). */
 HET_API het_status het_session_explain(const het_session *session,
                                        const char *format, char **out);
 /* Writes the mean measured seconds of every node (name, provider, seconds,
  * runs; tab-separated, one per line) of a session created with
- * measure=true, for a later session's node_times option.  Thread-safe. */
+ * measure=true, for a later session's node_times option: the runs of
+ * regime 0 (the placement made at creation; see option "replan").
+ * Thread-safe. */
 HET_API het_status het_session_save_node_times(het_session *session,
                                                const char *path);
 /* Planned peak memory of provider's memory space ("host", or a provider
@@ -362,7 +385,11 @@ HET_API het_status het_session_get_planned_peak(const het_session *session,
  * trace (JSON for chrome://tracing or Perfetto): one lane per device
  * stream (each provider's compute, the copies, the host-side casts and
  * layout changes), each step with its node name, op type, provider, run
- * index and, for boundary steps, the bytes moved.  Thread-safe. */
+ * index and, for boundary steps, the bytes moved.  A session with shape
+ * regimes (option "replan") adds each regime's runs as a process of its
+ * own ("hetrt session, shape regime 1 (x=1x3x1280x1280)") and, on a lane
+ * "shape regimes", the first run of each new range of shapes: what it
+ * chose, the estimates, how long choosing took.  Thread-safe. */
 HET_API het_status het_session_save_trace(het_session *session,
                                           const char *path);
 
@@ -371,7 +398,8 @@ HET_API het_status het_session_save_trace(het_session *session,
 HET_API void het_session_clear_trace(het_session *session);
 
 /* A text table of the traced runs' time per op type and provider (calls
- * per run, total, per run, share), longest first.  *out is caller-owned
+ * per run, total, per run, share), longest first, over the runs of every
+ * shape regime.  *out is caller-owned
  * (het_string_destroy).  Requires trace=true.  Thread-safe. */
 HET_API het_status het_session_get_profile_summary(het_session *session,
                                                    char **out);

@@ -153,6 +153,12 @@ het_status het_graph_add_constant(het_graph *g, const char *base,
  * initializer is freed): producer -1, dtype and shape from t. */
 void het_graph_set_constant(het_graph *g, int v, het_tensor *t);
 
+/* *out = a copy of src (caller owns: het_graph_destroy) with its own
+ * values, nodes, attributes and subgraphs, and the same value and node ids;
+ * initializer and attribute tensors borrow src's data, so src must
+ * outlive the copy and neither may change that data. */
+het_status het_graph_clone(const het_graph *src, het_graph **out);
+
 /* Registers an owned subgraph so het_graph_destroy frees it. */
 het_status het_graph_adopt_subgraph(het_graph *g, het_graph *sub);
 

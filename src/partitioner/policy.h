@@ -103,6 +103,7 @@ typedef struct het_policy {
   int algorithm;             /* -1 unset, 0 cost, 1 priority */
   int n_shapes;
   het_policy_shape *shapes;
+  int refs;                  /* holders (het_policy_ref); atomic */
 } het_policy;
 
 /* Parses YAML text (len bytes) into *out (caller owns:
@@ -112,7 +113,11 @@ typedef struct het_policy {
 het_status het_policy_parse(const char *text, size_t len, const char *source,
                             het_policy **out);
 
-/* Accepts NULL. */
+/* Another holder of p (NULL stays NULL): a parsed policy is immutable, so
+ * session options and the sessions made from them share it.  Returns p. */
+het_policy *het_policy_ref(het_policy *p);
+
+/* Drops one holder; the last frees p.  Accepts NULL. */
 void het_policy_destroy(het_policy *p);
 
 /* Parses "1x3x640x640" (or "1,3,640,640") into dims; ERR_INVALID_ARGUMENT

@@ -556,8 +556,14 @@ static void het_policy_str_free(het_policy_str *list, int n) {
   free(list);
 }
 
+het_policy *het_policy_ref(het_policy *p) {
+  if (p)
+    __atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+  return p;
+}
+
 void het_policy_destroy(het_policy *p) {
-  if (!p)
+  if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) > 0)
     return;
   for (int i = 0; i < p->n_rules; i++) {
     het_policy_rule *r = &p->rules[i];
@@ -617,6 +623,7 @@ het_status het_policy_parse(const char *text, size_t len, const char *source,
                    "rules, providers, memory, ...)",
                    source);
   } else {
+    p->refs = 1;
     p->strict = -1;
     p->algorithm = -1;
     st = het_pmapping(&x, root, "the policy", "key", het_top_keys,

@@ -67,6 +67,30 @@ typedef struct het_explain_rule {
   int n_fallback;        /* nodes it could not be followed for */
 } het_explain_rule;
 
+/* A partition made at run time for input shapes unlike those the session
+ * was planned for (a shape regime; regime 0 is the session's own). */
+typedef struct het_explain_regime {
+  const char *shapes;    /* what it was planned for */
+  long run;              /* the run that made it (0: session creation) */
+  int from;              /* the regime that run would have used */
+  double est_before;     /* from's estimate at these shapes (seconds) */
+  double est_after;      /* this regime's own */
+  int n_moved;           /* model nodes placed unlike in from */
+  const char *moved;     /* "conv1 emu->cpu, ..." */
+} het_explain_regime;
+
+/* What the first run of a new range of shapes decided. */
+typedef struct het_explain_regime_choice {
+  const char *shapes;    /* that run's input shapes */
+  long run;
+  int regime;            /* the regime runs of its range use */
+  int kept;              /* the best existing regime at these shapes */
+  double est_kept;       /* kept's estimate at these shapes */
+  double est_best;       /* a partition made for these shapes */
+  const char *why;       /* "new regime", "kept: ..." */
+  const char *failure;   /* why re-planning failed, or NULL */
+} het_explain_regime_choice;
+
 typedef struct het_explain {
   const char *model;     /* model path or "<memory>" */
   const char *algorithm; /* "cost" or "priority" */
@@ -90,6 +114,13 @@ typedef struct het_explain {
   const char *unknown_example;
   int n_shapes;          /* shapes to plan for that were given */
   int n_model_nodes;     /* nodes of the model's graph (for n_unknown) */
+  bool replans;          /* the session re-plans per shape regime */
+  double replan_gain;    /* the relative gain that makes a new regime */
+  int max_regimes;
+  int n_regimes;         /* regime 0 included, when replans */
+  het_explain_regime *regimes;
+  int n_choices;
+  het_explain_regime_choice *choices;
 } het_explain;
 
 /* Renders e as "text", "json", "dot", "html" or "rules" (the policy

@@ -70,6 +70,13 @@ bool het_explain_gain_percent(const het_explain *e, double *pct);
  * initializer.  It goes to the boundary node's own provider. */
 const char *het_explain_boundary_source(const het_explain *e, int n);
 
+/* The shape regimes (explain_format_regimes.c), when e->replans: a text
+ * section, the JSON keys "regimes" and "regime_choices" (each line ends
+ * with a comma), an HTML section. */
+void het_explain_regimes_text(const het_explain *e, het_sbuf *b);
+void het_explain_regimes_json(const het_explain *e, het_sbuf *b);
+void het_explain_regimes_html(const het_explain *e, het_sbuf *b);
+
 /* Renderers, one per format; they only append to b. */
 void het_explain_render_text(const het_explain *e, het_sbuf *b);
 void het_explain_render_json(const het_explain *e, het_sbuf *b);

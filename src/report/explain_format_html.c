@@ -1,7 +1,8 @@
 /* explain_format_html.c — the HTML placement report: one self-contained
  * file (inline CSS, a tiny inline script for sorting and filtering, an
  * inline SVG timeline of the subgraph estimates; no external references)
- * with the summary, warnings, devices, subgraphs, boundary nodes and nodes.
+ * with the summary, warnings, devices, shape regimes, subgraphs, boundary
+ * nodes and nodes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,7 @@ void het_explain_render_html(const het_explain *e, het_sbuf *b) {
   html_summary(e, b);
   html_timeline(e, b);
   html_devices(e, b);
+  het_explain_regimes_html(e, b);
   html_subgraphs(e, b);
   html_boundaries(e, b);
   html_nodes(e, b);

@@ -4,7 +4,10 @@
  * subgraph, est_seconds, boundary, bytes), edges, subgraphs,
  * boundary_nodes, devices (planned_peak, capacity, arena, intermediates,
  * weights, estimated), rules (label, where, actions, note, nodes,
- * not_tested, not_followed), estimated_unknown and estimates.  Strings are escaped so the output always parses.
+ * not_tested, not_followed), estimated_unknown, estimates and, for a
+ * session that re-plans per shape regime, replan_gain, max_regimes,
+ * regimes and regime_choices.  Strings are escaped so the output always
+ * parses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +191,7 @@ void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   json_devices(e, b);
   json_rules(e, b);
   json_estimates(e, b);
+  het_explain_regimes_json(e, b);
   /* The human line last, so every key before it ends with a comma. */
   het_sbuf line = {0};
   het_explain_summary_line(&line, e);

@@ -171,4 +171,5 @@ void het_explain_render_text(const het_explain *e, het_sbuf *b) {
                   e->n_subgraphs, e->n_subgraphs == 1 ? "" : "s");
   het_explain_summary_line(b, e);
   het_sbuf_putc(b, '\n');
+  het_explain_regimes_text(e, b);
 }

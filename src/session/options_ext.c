@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "session/session.h"
+#include "session/session_api.h"
 #include "core/status.h"
 
 static het_status het_kv_append(het_kv **list, int *n, const char *key,
@@ -210,6 +211,37 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
     o->min_subgraph_nodes = (int)v;
     return HET_OK;
   }
+  if (strcmp(key, "replan") == 0) {
+    if (strcmp(value, "on") && strcmp(value, "off"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'replan': '%s' is not on or off", value);
+    o->replan_off = strcmp(value, "off") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "replan_gain") == 0) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end || errno || !(v > 0) || v > 1)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'replan_gain': '%s' is not a fraction in "
+                       "(0, 1] (e.g. 0.2: re-plan when the estimate drops "
+                       "by 20%%)",
+                       value);
+    o->replan_gain = v;
+    return HET_OK;
+  }
+  if (strcmp(key, "max_regimes") == 0) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (end == value || *end || errno || v < 1 || v > HET_MAX_REGIMES)
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'max_regimes': '%s' is not a count in 1..%d",
+                       value, HET_MAX_REGIMES);
+    o->max_regimes = (int)v;
+    return HET_OK;
+  }
   const char *dot = strchr(key, '.');
   if (dot && dot != key && dot[1])
     return het_kv_append(&o->kv, &o->n_kv, key, value);
@@ -287,4 +319,62 @@ size_t het_options_max_memory(const het_session_options *o) {
 int64_t het_options_max_loop_iterations(const het_session_options *o) {
   return o && o->max_loop_set ? o->max_loop_iterations
                               : HET_DEFAULT_MAX_LOOP_ITERATIONS;
+}
+
+/* ---- a deep copy, for the shape regimes a session makes later ---- */
+
+static het_status het_options_copy_lists(const het_session_options *src,
+                                         het_session_options *o) {
+  for (int i = 0; i < src->n_providers; i++) {
+    if (!(o->providers[i] = strdup(src->providers[i])))
+      return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+    o->n_providers = i + 1;
+  }
+  for (int i = 0; i < src->n_profiles; i++) {
+    if (!(o->profiles[i] = strdup(src->profiles[i])))
+      return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+    o->n_profiles = i + 1;
+  }
+  if (src->node_times && !(o->node_times = strdup(src->node_times)))
+    return het_error(HET_ERR_OUT_OF_MEMORY, "options: out of memory");
+  for (int i = 0; i < src->n_kv; i++)
+    HET_TRY(het_kv_append(&o->kv, &o->n_kv, src->kv[i].key, src->kv[i].value));
+  for (int i = 0; i < src->n_budgets; i++)
+    HET_TRY(het_kv_append(&o->budgets, &o->n_budgets, src->budgets[i].key,
+                          src->budgets[i].value));
+  for (int i = 0; i < src->n_rules; i++) {
+    const het_node_rule *r = &src->rules[i];
+    HET_TRY(het_add_rule(o, r->kind, r->node, r->provider, r->factor));
+  }
+  for (int i = 0; i < src->n_shapes; i++)
+    HET_TRY(het_options_add_shape(o, src->shapes[i].input,
+                                  src->shapes[i].rank, src->shapes[i].dims));
+  return HET_OK;
+}
+
+het_status het_options_copy(const het_session_options *src,
+                            het_session_options **out) {
+  het_session_options *o = NULL;
+  HET_TRY(het_session_options_create_impl(&o));
+  if (src) {
+    het_session_options scalars = *src;
+    /* the owned lists start empty and are copied one by one */
+    scalars.n_providers = scalars.n_profiles = 0;
+    memset(scalars.providers, 0, sizeof scalars.providers);
+    memset(scalars.profiles, 0, sizeof scalars.profiles);
+    scalars.node_times = NULL;
+    scalars.n_kv = scalars.n_budgets = scalars.n_rules = scalars.n_shapes = 0;
+    scalars.kv = scalars.budgets = NULL;
+    scalars.rules = NULL;
+    scalars.shapes = NULL;
+    scalars.policy = het_policy_ref(src->policy);
+    *o = scalars;
+    het_status st = het_options_copy_lists(src, o);
+    if (st != HET_OK) {
+      het_session_options_destroy_impl(o);
+      return st;
+    }
+  }
+  *out = o;
+  return HET_OK;
 }

@@ -15,6 +15,7 @@
 void het_session_destroy_impl(het_session *s) {
   if (!s)
     return;
+  het_regimes_destroy(s); /* their graphs borrow s->graph's weights */
   het_session_builds_destroy(s);
   het_stream_pool_destroy(s->streams);
   het_measure_destroy(s);
@@ -48,10 +49,11 @@ het_status het_session_warn(het_session *s, const char *fmt, ...) {
   return HET_OK;
 }
 
-static het_status het_session_finish(het_env *env, het_graph *g,
-                                     const char *model,
-                                     const het_session_options *o,
-                                     het_session **out) {
+het_status het_session_create_graph(het_env *env, het_graph *g,
+                                    const char *model,
+                                    const het_session_options *o,
+                                    bool graph_ready, bool plan_only,
+                                    het_session **out) {
   het_session *s = calloc(1, sizeof *s);
   if (!s) {
     het_graph_destroy(g);
@@ -59,6 +61,8 @@ static het_status het_session_finish(het_env *env, het_graph *g,
   }
   s->env = env;
   s->graph = g;
+  s->graph_ready = graph_ready;
+  s->plan_only = plan_only;
   het_arena_init(&s->arena);
   s->model = het_arena_strdup(&s->arena, model);
   het_status st = s->model ? het_session_build(s, o)
@@ -76,7 +80,7 @@ het_status het_session_create_impl(het_env *env, const char *path,
                               het_session **out) {
   het_graph *g;
   HET_TRY(het_onnx_load_file(path, &g));
-  het_status st = het_session_finish(env, g, path, o, out);
+  het_status st = het_session_create_graph(env, g, path, o, false, false, out);
   if (st != HET_OK)
     het_error_wrap(st, "%s", path);
   return st;
@@ -88,7 +92,7 @@ het_status het_session_create_from_memory_impl(het_env *env, const void *data,
                                           het_session **out) {
   het_graph *g;
   HET_TRY(het_onnx_load_memory(data, size, NULL, "<memory>", &g));
-  return het_session_finish(env, g, "<memory>", o, out);
+  return het_session_create_graph(env, g, "<memory>", o, false, false, out);
 }
 
 size_t het_session_get_input_count_impl(const het_session *s) {

@@ -98,6 +98,9 @@ struct het_session_options {
                              provider (0: no minimum) */
   int n_shapes;
   het_shape_hint *shapes; /* input shapes the cost model plans for */
+  bool replan_off;        /* replan=off: one partition for every shape */
+  double replan_gain;     /* replan_gain=F (0: the default) */
+  int max_regimes;        /* max_regimes=N (0: the default) */
 };
 
 /* What one policy rule did in a session (for explain and `hetrt policy
@@ -164,7 +167,46 @@ struct het_session {
   het_rule_report *rule_reports; /* per policy rule */
   int n_shapes;             /* shapes to plan for the session was given */
   struct het_measure *measure; /* session_measure.c, when measure/trace */
+  bool graph_ready;         /* graph came inferred and optimized (a shape
+                               regime's copy): the build skips both */
+  bool plan_only;           /* stop once the model's graph is assigned
+                               (a shape regime's trial): no compile, no
+                               programs; the session cannot run */
+  struct het_regimes *regimes; /* session_regime.c; NULL when the session
+                                  keeps one partition for every shape */
 };
+
+/* ---- session.c ---- */
+/* A session over g, which the session takes (destroyed on failure too):
+ * g is already inferred and optimized when graph_ready (then only its
+ * bodies are optimized, at o's level); plan_only stops after the model's
+ * graph is assigned (see het_session.plan_only).  model names it. */
+het_status het_session_create_graph(het_env *env, het_graph *g,
+                                    const char *model,
+                                    const het_session_options *o,
+                                    bool graph_ready, bool plan_only,
+                                    het_session **out);
+
+/* ---- session_regime.c: a partition per shape regime ---- */
+#define HET_DEFAULT_REPLAN_GAIN 0.2
+#define HET_DEFAULT_MAX_REGIMES 4
+#define HET_MAX_REGIMES 16
+/* At creation, after the providers: when s may re-plan placement for new
+ * input shapes (replan not off, two or more providers, the cost
+ * algorithm, an input with a dim the model leaves open), keeps a copy of
+ * the optimized graph and of o for the regimes made later. */
+het_status het_regimes_init(het_session *s, const het_session_options *o);
+void het_regimes_destroy(het_session *s);
+/* The session a run with these parameters (the model's inputs, in
+ * params order) runs in: s itself, or the session of the shape regime
+ * its shapes fall in, made now when the estimated gain of a partition
+ * for them passes replan_gain.  Thread-safe. */
+het_status het_regime_select(het_session *s, het_tensor *const *params,
+                             het_session **run_in);
+/* Regime k's session (k >= 1; NULL when there is no such regime) and the
+ * shapes it was made for, for traces and reports. */
+het_session *het_regime_session(const het_session *s, int k,
+                                const char **shapes);
 
 /* ---- session_providers.c ---- */
 /* Creates the session's provider instances on their devices (opened in
@@ -211,6 +253,11 @@ typedef struct het_trace_event {
   double t0, t1;    /* seconds since the session was created */
 } het_trace_event;
 het_status het_measure_create(het_session *s, bool times, bool trace);
+/* The trace's time zero (het_clock_seconds() at creation; 0 without
+ * measurement), and setting it (a shape regime's session shares its
+ * session's, so their traces line up). */
+double het_measure_origin(const het_session *s);
+void het_measure_set_origin(het_session *s, double origin);
 het_status het_measure_snapshot(het_session *s, het_trace_event **events,
                                 size_t *n, long *runs);
 void het_measure_destroy(het_session *s);
@@ -244,6 +291,11 @@ int64_t het_options_max_loop_iterations(const het_session_options *o);
 /* Adds (or replaces) the shape to plan input for. */
 het_status het_options_add_shape(het_session_options *o, const char *input,
                                  int rank, const int64_t *dims);
+
+/* *out = a deep copy of src (NULL: the defaults); caller owns
+ * (het_session_options_destroy).  The policy is shared (het_policy_ref). */
+het_status het_options_copy(const het_session_options *src,
+                            het_session_options **out);
 
 /* option shape=NAME=DIMS. */
 het_status het_options_set_shape(het_session_options *o, const char *value);

@@ -432,6 +432,8 @@ het_status het_build_graph(het_build_ctx *x, het_graph_build *b) {
   HET_TRY(het_resolve_constraints(x, b, &c));
   HET_TRY(het_collect_claims(x, b, &c, claims));
   HET_TRY(het_assign(x, b, &c, claims));
+  if (s->plan_only && b == &s->top)
+    return HET_OK; /* a regime's trial: the assignment is what it wants */
   HET_TRY(het_insert_boundaries(s, b));
   if (x->o && x->o->streams) { /* fine-grained steps: streams interleave */
     b->partition.node_steps = true;
@@ -476,8 +478,10 @@ const het_graph_build *het_session_node(const het_session *s, int id,
 }
 
 het_status het_session_build(het_session *s, const het_session_options *o) {
-  HET_TRY(het_graph_infer_shapes(s->graph));
-  HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
+  if (!s->graph_ready) {
+    HET_TRY(het_graph_infer_shapes(s->graph));
+    HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
+  }
   HET_TRY(het_session_add_providers(s, o));
   s->use_priority = o && o->use_priority;
   s->n_shapes = o ? o->n_shapes : 0;
@@ -491,7 +495,11 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
     if (!x.rule_hits)
       return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   }
+  if (!s->plan_only)
+    HET_TRY(het_regimes_init(s, o));
   HET_TRY(het_build_programs(&x));
+  if (s->plan_only)
+    return HET_OK;
   for (int i = 0; o && i < o->n_rules; i++)
     if (!x.rule_hits[i])
       return het_error(HET_ERR_INVALID_ARGUMENT,

@@ -17,6 +17,7 @@
 #include "executor/plan.h"
 #include "report/explain.h"
 #include "session/session.h"
+#include "session/session_regime.h"
 #include "transfer/boundary.h"
 
 double het_value_bytes(const het_value *v) {
@@ -292,7 +293,7 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
         .note = rep->note, .n_nodes = rep->n_nodes, .nodes = rep->nodes,
         .n_unknown = rep->n_unknown, .n_fallback = rep->n_fallback};
   }
-  return HET_OK;
+  return het_regimes_explain(s, a, e);
 }
 
 het_status het_session_explain_impl(const het_session *s, const char *format,

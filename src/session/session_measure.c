@@ -61,6 +61,15 @@ het_status het_measure_create(het_session *s, bool times, bool trace) {
   return HET_OK;
 }
 
+double het_measure_origin(const het_session *s) {
+  return s->measure ? s->measure->origin : 0;
+}
+
+void het_measure_set_origin(het_session *s, double origin) {
+  if (s->measure)
+    s->measure->origin = origin;
+}
+
 void het_measure_destroy(het_session *s) {
   struct het_measure *m = s->measure;
   if (!m)
@@ -167,13 +176,16 @@ void het_measure_end(het_session *s, het_run_rec *r, het_status st) {
 }
 
 void het_session_clear_trace_impl(het_session *s) {
-  struct het_measure *m = s ? s->measure : NULL;
-  if (!m)
-    return;
-  pthread_mutex_lock(&m->mu);
-  m->n_events = 0;
-  m->n_runs = 0;
-  pthread_mutex_unlock(&m->mu);
+  het_session *x = s;
+  for (int k = 1; x; x = het_regime_session(s, k++, NULL)) {
+    struct het_measure *m = x->measure;
+    if (!m)
+      continue;
+    pthread_mutex_lock(&m->mu);
+    m->n_events = 0;
+    m->n_runs = 0;
+    pthread_mutex_unlock(&m->mu);
+  }
 }
 
 het_status het_measure_snapshot(het_session *s, het_trace_event **events,

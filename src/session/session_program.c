@@ -277,6 +277,8 @@ het_status het_build_programs(het_build_ctx *x) {
   s->top.prefix = "";
   HET_TRY(het_add_build(s, &s->top));
   HET_TRY(het_build_tree(x, &s->top));
+  if (s->plan_only)
+    return HET_OK;
   HET_TRY(het_top_params(s));
   int base = 0;
   for (int k = 0; k < s->n_builds; k++) {

@@ -120,6 +120,17 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
   for (size_t i = 0; st == HET_OK && into && i < n_out; i++)
     if (!outputs[i])
       st = het_error(HET_ERR_INVALID_ARGUMENT, "output %zu: NULL tensor", i);
+  het_session *regime = s;
+  if (st == HET_OK)
+    st = het_regime_select(s, params, &regime);
+  if (st == HET_OK && regime != s) { /* its own partition for these shapes */
+    if (params != small_p)
+      free(params);
+    if (ids != small_i)
+      free(ids);
+    return het_session_execute(regime, in_names, inputs, n_in, out_names,
+                               n_out, outputs, into);
+  }
   het_exec_recorder rec = {0};
   struct het_run_rec *run = NULL;
   if (st == HET_OK)

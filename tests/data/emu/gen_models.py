@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""gen_models.py — the small models test_emu_e2e.c splits across cpu + emu.
+"""gen_models.py — the small models test_emu_e2e.c (and test_regime.c) split
+across cpu + emu.
 
   resnet_small.onnx       x[1,3,16,16] -> Conv/BN/Relu stem, MaxPool, a basic
                           residual block, a downsampling block (1x1 Conv
@@ -9,6 +10,10 @@
                           written out (ReduceMean, Sub, Pow, Sqrt, Div),
                           2-head self-attention (MatMul, Reshape, Transpose,
                           Softmax), GELU via Erf, residual Adds -> y[1,8,16]
+
+  regime_convs.onnx       x[N,3,H,W] -> five 3x3 Convs with Relus (16
+                          channels) and a 1x1 head -> y[N,4,H,W]: on the
+                          NPU only when the images are large (test_regime.c)
 
 configs/devices/npu.yaml lists Conv, Relu, MatMul, Softmax... but not
 LeakyRelu, ReduceMean, Sub, Pow, Sqrt, Div or Erf, so both models split
@@ -154,6 +159,23 @@ def transformer():
     b.save("transformer_small", [1, seq, d], [1, seq, d], y, "transformer_small.onnx")
 
 
+def regime_convs():
+    """Dims open but channels: small images stay on the CPU (the NPU's
+    launch and link latency cost more than its speed saves), large ones
+    pay for the copies (test_regime.c)."""
+    b = Builder()
+    h = b.op("Relu", [b.op("Conv", ["x", b.weight("c0_w", (16, 3, 3, 3), 0.27)],
+                           name="c0", pads=[1] * 4)], name="r0")
+    for i in range(1, 5):
+        w = b.weight(f"c{i}_w", (16, 16, 3, 3), (2.0 / 144) ** 0.5)
+        h = b.op("Relu", [b.op("Conv", [h, w], name=f"c{i}", pads=[1] * 4)],
+                 name=f"r{i}")
+    y = b.op("Conv", [h, b.weight("head_w", (4, 16, 1, 1), 0.35)], name="head")
+    b.save("regime_convs", ["N", 3, "H", "W"], ["N", 4, "H", "W"], y,
+           "regime_convs.onnx")
+
+
 if __name__ == "__main__":
     resnet()
     transformer()
+    regime_convs()
