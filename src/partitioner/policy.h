@@ -120,6 +120,12 @@ het_policy *het_policy_ref(het_policy *p);
 /* Drops one holder; the last frees p.  Accepts NULL. */
 void het_policy_destroy(het_policy *p);
 
+/* Whether a name_regex is cheap enough to compile (policy_regex.c): at
+ * most 1024 characters, groups at most 64 deep, and repeats ('+',
+ * {n,m}) that would not expand glibc's compiled tree past 20,000 nodes;
+ * else false with why (cap bytes) saying which. */
+bool het_policy_regex_bounded(const char *pattern, char *why, size_t cap);
+
 /* Parses "1x3x640x640" (or "1,3,640,640") into dims; ERR_INVALID_ARGUMENT
  * naming what (an input name) when it is not 1..HET_POLICY_MAX_RANK dims
  * each >= 0. */

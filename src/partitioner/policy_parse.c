@@ -332,6 +332,9 @@ static het_status het_pmatch_field(het_pctx *x, int key,
     het_policy_str s = {0};
     HET_TRY(het_pstr(x, v, k, &s));
     r->regex_text = s.s;
+    char bound[128];
+    if (!het_policy_regex_bounded(s.s, bound, sizeof bound))
+      return het_perr(x, v, "name_regex '%s': %s", s.s, bound);
     int rc = regcomp(&r->regex, s.s, REG_EXTENDED | REG_NOSUB);
     if (rc != 0) {
       char why[128];

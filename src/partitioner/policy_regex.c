@@ -1,0 +1,114 @@
+/* policy_regex.c — what a policy's name_regex may cost before regcomp sees
+ * it.  glibc compiles a POSIX extended regex into a tree in which every
+ * '+' and every {n,m} copies the tree of what it repeats (n or m times),
+ * so stacked or nested repeats grow it exponentially: "at++++...+" with
+ * 27 '+' asked for 1.5 GB (fuzz_policy's finding).  The estimate below
+ * walks the pattern once, multiplying the size of each repeated item by
+ * its copies, and refuses patterns whose tree would pass a bound far
+ * above any sensible node-name pattern.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "partitioner/policy.h"
+
+/* Tree nodes a pattern may expand to, and the longest pattern. */
+#define HET_REGEX_MAX_NODES 20000.0
+#define HET_REGEX_MAX_LENGTH 1024
+#define HET_REGEX_MAX_DEPTH 64
+
+/* The end of the bracket expression starting at p ('['), or NULL. */
+static const char *het_bracket_end(const char *p) {
+  p++;
+  if (*p == '^')
+    p++;
+  if (*p == ']')
+    p++; /* a leading ']' is a member */
+  while (*p && *p != ']') {
+    if (p[0] == '[' && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+      const char *close = strchr(p + 2, p[1]);
+      if (!close || close[1] != ']')
+        return NULL;
+      p = close + 2;
+    } else {
+      p++;
+    }
+  }
+  return *p ? p : NULL;
+}
+
+/* Copies made by the interval at p ('{'), *end after it; 0 when p does
+ * not start an interval ({n}, {n,}, {n,m}). */
+static double het_interval(const char *p, const char **end) {
+  char *e;
+  long lo = strtol(p + 1, &e, 10);
+  if (e == p + 1 || lo < 0)
+    return 0;
+  long hi = lo;
+  if (*e == ',') {
+    char *e2;
+    hi = strtol(e + 1, &e2, 10);
+    if (e2 == e + 1)
+      hi = lo + 1; /* {n,}: n copies and a star */
+    e = e2;
+  }
+  if (*e != '}')
+    return 0;
+  *end = e + 1;
+  double copies = (double)(hi > lo ? hi : lo);
+  return copies < 1 ? 1 : copies;
+}
+
+bool het_policy_regex_bounded(const char *pattern, char *why, size_t cap) {
+  size_t len = strlen(pattern);
+  if (len > HET_REGEX_MAX_LENGTH) {
+    snprintf(why, cap, "longer than %d characters", HET_REGEX_MAX_LENGTH);
+    return false;
+  }
+  /* per open group: nodes so far, and the size of its last item */
+  double total[HET_REGEX_MAX_DEPTH + 1] = {0}, last[HET_REGEX_MAX_DEPTH + 1] = {0};
+  int depth = 0;
+  for (const char *p = pattern; *p;) {
+    double copies = 0;
+    const char *next = p + 1;
+    if (*p == '(') {
+      if (depth == HET_REGEX_MAX_DEPTH) {
+        snprintf(why, cap, "groups nested deeper than %d", HET_REGEX_MAX_DEPTH);
+        return false;
+      }
+      depth++;
+      total[depth] = last[depth] = 0;
+    } else if (*p == ')' && depth > 0) {
+      double size = total[depth] > 1 ? total[depth] : 1;
+      depth--;
+      total[depth] += size;
+      last[depth] = size;
+    } else if (*p == '|') {
+      last[depth] = 0;
+    } else if (*p == '+') {
+      copies = 2;
+    } else if (*p == '*' || *p == '?') {
+      copies = 1;
+    } else if (*p == '{' && (copies = het_interval(p, &next)) > 0) {
+      ;
+    } else {
+      const char *end = *p == '[' ? het_bracket_end(p) : NULL;
+      next = end ? end + 1 : p + (*p == '\\' && p[1] ? 2 : 1);
+      total[depth] += 1;
+      last[depth] = 1;
+    }
+    if (copies > 0) { /* the last item, copied (+1: the repeat's node) */
+      double grown = last[depth] * copies + 1;
+      total[depth] += grown - last[depth];
+      last[depth] = grown;
+    }
+    if (total[depth] > HET_REGEX_MAX_NODES) {
+      snprintf(why, cap, "its repeats would expand it past %.0f nodes",
+               HET_REGEX_MAX_NODES);
+      return false;
+    }
+    p = next;
+  }
+  return true;
+}
