@@ -16,11 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 BUILD=${HETRT_FUZZ_BUILD_DIR:-build-fuzz}
-TARGETS="fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile fuzz_policy"
+TARGETS="fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile fuzz_policy fuzz_plan"
 
 usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 corpus_of() { [ "$1" = fuzz_model_emu ] && echo fuzz_model || echo "$1"; }
-dict_of() { case "$1" in fuzz_profile) echo profile ;; fuzz_policy) echo policy ;; *) echo onnx ;; esac; }
+dict_of() { case "$1" in fuzz_profile) echo profile ;; fuzz_policy) echo policy ;; fuzz_plan) echo plan ;; *) echo onnx ;; esac; }
 
 build() {
   if [ ! -f "$BUILD/CMakeCache.txt" ]; then

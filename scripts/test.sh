@@ -51,7 +51,7 @@ fi
 step "libFuzzer build ($FUZZ, clang, HETRT_FUZZ=ON): corpus and crash replay, ${FUZZ_SECONDS}s per target"
 if CC=clang CXX=clang++ cmake -S . -B "$FUZZ" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETRT_SANITIZE=ON \
      -DHETRT_FUZZ=ON -DHETRT_FUZZ_SECONDS="$FUZZ_SECONDS" -DHETRT_PYTHON=OFF -DHETRT_CUDA=OFF >/dev/null &&
-   cmake --build "$FUZZ" -j"$JOBS" --target fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile fuzz_policy; then
+   cmake --build "$FUZZ" -j"$JOBS" --target fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile fuzz_policy fuzz_plan; then
   (cd "$FUZZ" && ctest -L fuzz -j"$JOBS" --output-on-failure) || { status=1; echo "test.sh: fuzz tests FAILED"; }
 else
   status=1

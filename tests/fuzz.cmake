@@ -24,7 +24,7 @@ endforeach()
 
 # fuzz_model_emu is fuzz_model with providers "emu,cpu": same source,
 # same seeds.
-set(HETRT_FUZZ_TARGETS fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile fuzz_policy)
+set(HETRT_FUZZ_TARGETS fuzz_model fuzz_model_emu fuzz_tensor fuzz_profile fuzz_policy fuzz_plan)
 set(HETRT_FUZZ_SOURCE_fuzz_model_emu fuzz_model)
 set(HETRT_FUZZ_CORPUS_fuzz_model_emu fuzz_model)
 set(HETRT_FUZZ_DICT_fuzz_model_emu onnx)
@@ -32,6 +32,7 @@ set(HETRT_FUZZ_DICT_fuzz_model onnx)
 set(HETRT_FUZZ_DICT_fuzz_tensor onnx)
 set(HETRT_FUZZ_DICT_fuzz_profile profile)
 set(HETRT_FUZZ_DICT_fuzz_policy policy)
+set(HETRT_FUZZ_DICT_fuzz_plan plan)
 
 foreach(t ${HETRT_FUZZ_TARGETS})
   set(src ${t})

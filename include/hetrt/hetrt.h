@@ -226,6 +226,23 @@ HET_API het_status het_session_options_set_threads(
  *                in (0, 1] (default 0.2)
  *   "max_regimes"  regimes a session may hold, the creation one included
  *                (1..16, default 4); past it, runs take the best existing
+ *   "deterministic"  "true": no choice is made by timing or by anything
+ *                else that may differ between runs, sessions, processes or
+ *                thread counts: a 3x3 Conv uses a plan's recorded choice
+ *                (het_session_save_plan), else direct convolution.  The
+ *                same plan file (or model and options) on the same
+ *                machine then gives bitwise the same outputs in every run,
+ *                session and process and for any thread count (default
+ *                "false": cpu.conv_algo=auto times Winograd per session)
+ *   "plan_mismatch"  for a plan file (het_session_save_plan) graded
+ *                unusable on this machine: "fail" (default) or "rebuild"
+ *                (partition and compile its graph afresh, warning)
+ *   "plan_load"  for a plan file: "background" (default): creation
+ *                returns once the graph is placed, and compilation (the
+ *                providers' blobs restored, weights prepared, the weights'
+ *                hash checked) continues on a thread of its own that the
+ *                first run, report or plan save waits for; "eager":
+ *                creation does it all before it returns
  *   "min_subgraph_nodes"  N: a run of fewer than N nodes on a device
  *                without host memory goes to a host provider (0: none)
  *   "max_loop_iterations" iterations one Loop node may run before the run
@@ -392,6 +409,41 @@ HET_API het_status het_session_get_planned_peak(const het_session *session,
  * chose, the estimates, how long choosing took.  Thread-safe. */
 HET_API het_status het_session_save_trace(het_session *session,
                                           const char *path);
+
+/* Writes the session as an ahead-of-time plan file (docs/plan-format.md):
+ * its optimized graph with the weights laid out for mapping, the
+ * placement of every node with what placed it and why, each provider's
+ * compiled blobs (the CPU's: its timed kernel choices), the options that
+ * shaped it and a fingerprint of this machine and of the providers'
+ * libraries.  het_session_create and het_session_create_from_memory load
+ * such a file like a model: no optimization, partitioning or kernel
+ * timing; the weights are read in place from the mapped file; outputs
+ * are bitwise those of the session that wrote it on the same machine.
+ * The loading session takes its providers, device profiles (unless
+ * given), shapes to plan for and provider options from the plan, and
+ * everything else (threads, executor, limits, measurement, trace) from
+ * its own options; it keeps the plan's one placement for every shape.
+ * A plan is graded against the machine that loads it: "optimal",
+ * "suboptimal" (it runs; the session warns naming what differs: another
+ * CPU model or CPU count, another library version) or "unusable" (an
+ * instruction set extension it was made with is missing, a provider's
+ * required entry differs, a provider is absent): session creation then
+ * fails with ERR_UNSUPPORTED naming the mismatch, unless the session
+ * option "plan_mismatch" is "rebuild" (partition and compile the plan's
+ * graph afresh, with a warning).  A damaged, truncated or foreign file is
+ * ERR_INVALID_MODEL naming what is wrong.  Written through a temporary
+ * file renamed into place.  Thread-safe with runs. */
+HET_API het_status het_session_save_plan(het_session *session,
+                                         const char *path);
+
+/* A description of the plan file at path (caller frees:
+ * het_string_destroy): what made it (hetrt version, date, model,
+ * options), its fingerprint, its sections and sizes, and its grade on
+ * this machine with the reasons (a session is made in env to grade the
+ * providers; when that fails, its error is the verdict).  Errors: the
+ * file is not a readable, intact plan. */
+HET_API het_status het_plan_get_info(het_env *env, const char *path,
+                                     char **out);
 
 /* Forgets what has been traced so far (e.g. warm-up runs).  Accepts a
  * session without trace=true (then does nothing).  Thread-safe. */

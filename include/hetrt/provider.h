@@ -23,7 +23,7 @@
  *   2 appends staging memory and asynchronous copies (alloc_host ..
  *     copy_wait);
  *   3 appends devices, streams, events, copy_async/can_copy, run_async with
- *     a het_kernel_io, scratch sizes, and the reserved ahead-of-time slots.
+ *     a het_kernel_io, scratch sizes, and the ahead-of-time slots.
  * The core reads a slot only from a vtable whose abi_version includes it
  * (HET_PROVIDER_HAS).  A provider built against version 1 or 2 keeps
  * working through core defaults: one device per session, its run and
@@ -132,6 +132,11 @@ typedef struct het_provider_config {
   /* ABI 3: the device this instance runs on (opened by device_open);
    * borrowed, valid for the instance's lifetime. */
   const het_device *device;
+  /* ABI 3: the session option "deterministic": make no choice by timing
+   * or by anything else that may differ between runs, sessions,
+   * processes or thread counts (a recorded choice, such as a plan's, or
+   * a fixed one instead).  Appended: an older provider never reads it. */
+  bool deterministic;
 } het_provider_config;
 
 /* An event as another stream sees it: the owning instance's slots and its
@@ -315,13 +320,18 @@ typedef struct het_provider_vtable {
   het_status (*compiled_scratch)(void *state, void *compiled,
                                  const het_kernel_io *io, size_t *bytes);
 
-  /* ---- ABI 3, reserved for ahead-of-time plans (the core does not call
-   * them yet; every provider of this build leaves them NULL) ----
-   * compiled_serialize: a byte image of compiled (caller frees with
-   * het_string_destroy); compiled_deserialize: compiled back from it for
-   * the same nodes; compat_string: what must match between the machine
-   * that saved a plan and the one that loads it (device model, driver and
-   * library versions), static. */
+  /* ---- ABI 3, ahead-of-time plans (docs/plan-format.md) ----
+   * compiled_serialize: a byte image of compiled that a plan file keeps
+   * (caller frees with het_string_destroy); compiled_deserialize: compiled
+   * back from such an image for the same nodes of the same graph, doing
+   * none of the work the image saves (timing, tuning); a NULL slot makes
+   * the loading session compile as usual.  compat_string: what the plan's
+   * blobs depend on, static, as "key=value" entries separated by ';' (no
+   * tab or newline).  On load each saved entry is compared with this
+   * provider's: an entry whose key starts with '!' must be equal or the
+   * plan is unusable here; any other difference makes the plan usable but
+   * suboptimal (it runs, and the load warns naming the entry).  NULL is
+   * the empty string. */
   het_status (*compiled_serialize)(void *state, const void *compiled,
                                    void **data, size_t *size);
   het_status (*compiled_deserialize)(void *state, const het_graph *graph,

@@ -110,6 +110,18 @@ het_status het_session_save_trace(het_session *s, const char *path) {
   return het_session_save_trace_impl(s, path);
 }
 
+het_status het_session_save_plan(het_session *s, const char *path) {
+  if (!s || !path)
+    return HET_NULL("het_session_save_plan");
+  return het_session_save_plan_impl(s, path);
+}
+
+het_status het_plan_get_info(het_env *env, const char *path, char **out) {
+  if (!env || !path || !out)
+    return HET_NULL("het_plan_get_info");
+  return het_plan_get_info_impl(env, path, out);
+}
+
 void het_session_clear_trace(het_session *s) {
   if (s)
     het_session_clear_trace_impl(s);

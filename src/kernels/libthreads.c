@@ -1,6 +1,7 @@
 /* libthreads.c — the thread counts of the libraries the kernels call:
  * OpenBLAS (one process-wide count, and a shorter idle spin after each
- * call) and OpenMP (oneDNN; a per-thread setting).  See parallel.h.
+ * call) and OpenMP (oneDNN; a per-thread setting), and their versions.
+ * See parallel.h.
  */
 #include "kernels/parallel.h"
 
@@ -11,6 +12,9 @@
 #include <string.h>
 
 #include <cblas.h>
+#ifdef HETRT_HAVE_DNNL
+#include <dnnl.h>
+#endif
 
 /* ---- the libraries' thread counts ---- */
 
@@ -89,4 +93,35 @@ void het_kernel_set_omp_threads(int threads) {
   if (g_omp_set)
     g_omp_set(threads);
   tls_omp_threads = threads;
+}
+
+/* ---- the libraries' versions ---- */
+
+static pthread_once_t het_lib_once = PTHREAD_ONCE_INIT;
+static char het_lib_text[160];
+
+static void het_lib_describe(void) {
+  size_t n = 0;
+#ifdef HETRT_HAVE_DNNL
+  const dnnl_version_t *v = dnnl_version();
+  n += (size_t)snprintf(het_lib_text, sizeof het_lib_text, "onednn=%d.%d.%d",
+                        v->major, v->minor, v->patch);
+#else
+  n += (size_t)snprintf(het_lib_text, sizeof het_lib_text, "onednn=none");
+#endif
+  /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ...": its name and version */
+  char *(*config)(void) = (char *(*)(void))blas_sym("openblas_get_config");
+  const char *c = config ? config() : "unknown";
+  int words = 0;
+  size_t len = 0;
+  while (c[len] && !(c[len] == ' ' && ++words == 2))
+    len++;
+  if (n < sizeof het_lib_text)
+    snprintf(het_lib_text + n, sizeof het_lib_text - n, ";blas=%.*s",
+             (int)len, c);
+}
+
+const char *het_kernel_libraries(void) {
+  pthread_once(&het_lib_once, het_lib_describe);
+  return het_lib_text;
 }

@@ -54,4 +54,8 @@ int het_parallel_threads(const het_parallel *p);
 void het_kernel_set_blas_threads(int threads);
 void het_kernel_set_omp_threads(int threads);
 
+/* The libraries' versions, "onednn=2.6.3;blas=OpenBLAS 0.3.21" ("onednn=
+ * none" in a build without it): what a plan's kernel choices depend on. */
+const char *het_kernel_libraries(void);
+
 #endif

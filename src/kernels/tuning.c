@@ -7,6 +7,7 @@
 #include "kernels/tuning.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +115,103 @@ void het_tuning_reload(void) {
   pthread_mutex_unlock(&het_tuning_lock);
 }
 
+static bool het_tuning_get_remembered(const char *key, char *value,
+                                      size_t cap);
+
+/* ---- per-thread capture and replay ---- */
+
+typedef struct het_tuning_log {
+  char *text;
+  size_t len, cap;
+  bool failed;
+} het_tuning_log;
+
+static _Thread_local het_tuning_log *het_tuning_capture;
+static _Thread_local const char *het_tuning_replay;
+static _Thread_local size_t het_tuning_replay_len;
+
+void het_tuning_capture_begin(void) {
+  het_tuning_capture = calloc(1, sizeof *het_tuning_capture);
+}
+
+char *het_tuning_capture_end(void) {
+  het_tuning_log *l = het_tuning_capture;
+  het_tuning_capture = NULL;
+  char *text = l && !l->failed ? l->text : NULL;
+  if (l && l->failed)
+    free(l->text);
+  free(l);
+  return text ? text : calloc(1, 1);
+}
+
+/* Appends "key<TAB>value\n" to the capture (a key seen before is kept). */
+static void het_tuning_record(const char *key, const char *value) {
+  het_tuning_log *l = het_tuning_capture;
+  if (!l || l->failed || strpbrk(key, "\t\n") || strpbrk(value, "\t\n"))
+    return;
+  size_t need = strlen(key) + strlen(value) + 3;
+  if (l->len + need > l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 1024;
+    while (cap < l->len + need)
+      cap *= 2;
+    char *t = realloc(l->text, cap);
+    if (!t) {
+      l->failed = true;
+      return;
+    }
+    l->text = t;
+    l->cap = cap;
+  }
+  l->len += (size_t)snprintf(l->text + l->len, l->cap - l->len, "%s\t%s\n",
+                             key, value);
+}
+
+void het_tuning_replay_begin(const char *lines, size_t len) {
+  het_tuning_replay = lines ? lines : "";
+  het_tuning_replay_len = lines ? len : 0;
+}
+
+void het_tuning_replay_end(void) {
+  het_tuning_replay = NULL;
+  het_tuning_replay_len = 0;
+}
+
+bool het_tuning_may_time(void) { return !het_tuning_replay; }
+
+/* key's value in the replayed lines into value; false if absent. */
+static bool het_tuning_replayed(const char *key, char *value, size_t cap) {
+  const char *p = het_tuning_replay, *end = p + het_tuning_replay_len;
+  size_t klen = strlen(key);
+  bool found = false;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *stop = nl ? nl : end;
+    if ((size_t)(stop - p) > klen && strncmp(p, key, klen) == 0 &&
+        p[klen] == '\t') {
+      snprintf(value, cap, "%.*s", (int)(stop - p - (ptrdiff_t)klen - 1),
+               p + klen + 1);
+      found = true; /* the last line for a key wins */
+    }
+    p = stop + 1;
+  }
+  return found;
+}
+
 bool het_tuning_get(const char *key, char *value, size_t cap) {
+  if (het_tuning_replay) {
+    bool found = het_tuning_replayed(key, value, cap);
+    if (found)
+      het_tuning_record(key, value);
+    return found;
+  }
+  bool found = het_tuning_get_remembered(key, value, cap);
+  if (found)
+    het_tuning_record(key, value);
+  return found;
+}
+
+static bool het_tuning_get_remembered(const char *key, char *value,
+                                      size_t cap) {
   char full[HET_TUNING_KEY_CAP];
   pthread_mutex_lock(&het_tuning_lock);
   if (!het_tuning_loaded)
@@ -131,6 +228,7 @@ bool het_tuning_get(const char *key, char *value, size_t cap) {
 
 void het_tuning_put(const char *key, const char *value) {
   char full[HET_TUNING_KEY_CAP];
+  het_tuning_record(key, value);
   pthread_mutex_lock(&het_tuning_lock);
   if (!het_tuning_loaded)
     het_tuning_load();

@@ -23,4 +23,21 @@ void het_tuning_put(const char *key, const char *value);
  * tools that change the file or the environment). */
 void het_tuning_reload(void);
 
+/* Choices of one compile, for ahead-of-time plans (per thread: a compile
+ * prepares its kernels on the thread that calls it).
+ * Capture: between het_tuning_capture_begin and het_tuning_capture_end
+ * every choice this thread gets or puts is also appended to *text
+ * ("key<TAB>value" lines, malloc'd; caller frees) — the keys without the
+ * CPU, so the choices apply wherever the plan is loaded.
+ * Replay: between het_tuning_replay_begin(lines) and het_tuning_replay_end
+ * this thread's gets answer from lines (such a capture) first, and
+ * het_tuning_may_time says false, so a kernel whose choice is not in lines
+ * takes its untimed default instead of timing (the same choice on every
+ * load).  Neither nests; lines must stay valid until the end call. */
+void het_tuning_capture_begin(void);
+char *het_tuning_capture_end(void);
+void het_tuning_replay_begin(const char *lines, size_t len);
+void het_tuning_replay_end(void);
+bool het_tuning_may_time(void);
+
 #endif

@@ -1,5 +1,5 @@
-/* loader.c — ONNX model loading: file reading, a nesting-depth pre-scan of
- * the protobuf wire format (bounds protobuf-c's recursion), ModelProto
+/* loader.c — ONNX model loading: a nesting-depth pre-scan of the
+ * protobuf wire format (bounds protobuf-c's recursion), ModelProto
  * decoding, model-level fields (opsets, metadata) and validation of the
  * graph and every subgraph against its enclosing scopes.
  */
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/status.h"
 #include "onnx/onnx_internal.h"
 
@@ -20,66 +21,6 @@
 #define HET_ONNX_MAX_MODEL_BYTES ((size_t)2 << 30)
 /* Deepest message nesting accepted by the pre-scan. */
 #define HET_ONNX_MAX_WIRE_DEPTH (4 * HET_ONNX_MAX_GRAPH_DEPTH + 16)
-
-het_status het_open_regular(const char *path, const char *what, int *fd,
-                            uint64_t *size) {
-  /* O_NONBLOCK: opening a FIFO with no writer would wait forever; on a
-   * regular file it changes nothing, and the others are refused below. */
-  *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (*fd < 0)
-    return het_error(HET_ERR_IO, "%s: cannot open: %s", what, strerror(errno));
-  struct stat sb;
-  if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(*fd);
-    *fd = -1;
-    return het_error(HET_ERR_IO, "%s: not a regular file", what);
-  }
-  *size = (uint64_t)sb.st_size;
-  return HET_OK;
-}
-
-het_status het_read_file(const char *path, size_t max_bytes, uint8_t **data,
-                         size_t *size) {
-  if (!path || !data || !size)
-    return het_error(HET_ERR_INVALID_ARGUMENT, "het_read_file: NULL argument");
-  int fd;
-  uint64_t fsize;
-  HET_TRY(het_open_regular(path, path, &fd, &fsize));
-  uint8_t *buf = NULL;
-  het_status st = HET_OK;
-  if (fsize > (uint64_t)max_bytes) {
-    st = het_error(HET_ERR_IO, "%s: file is %llu bytes, more than the %zu "
-                               "accepted",
-                   path, (unsigned long long)fsize, max_bytes);
-    goto fail;
-  }
-  size_t n = (size_t)fsize, done = 0;
-  buf = malloc(n ? n : 1);
-  if (!buf) {
-    st = het_error(HET_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes",
-                   path, n);
-    goto fail;
-  }
-  while (done < n) {
-    ssize_t r = read(fd, buf + done, n - done);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      st = het_error(HET_ERR_IO, "%s: read failed: %s", path,
-                     r < 0 ? strerror(errno) : "file shrank");
-      goto fail;
-    }
-    done += (size_t)r;
-  }
-  close(fd);
-  *data = buf;
-  *size = n;
-  return HET_OK;
-fail:
-  close(fd);
-  free(buf);
-  return st;
-}
 
 static bool het_wire_varint(const uint8_t **p, const uint8_t *end,
                             uint64_t *v) {
@@ -239,8 +180,9 @@ static het_status het_onnx_validate_tree(het_graph *g, het_graph **chain,
  * owned, when non-NULL, is data's malloc'd buffer: it is freed as soon as
  * it is decoded, so a large model is not held twice during conversion. */
 static het_status het_onnx_model_load(const void *data, size_t size,
-                                      const char *base_dir, const char *what,
+                                      const het_onnx_ctx *base,
                                       uint8_t *owned, het_graph **out) {
+  const char *what = base->what;
   static const uint8_t empty[1];
   const uint8_t *bytes = size ? data : empty;
   het_status st = het_onnx_wire_scan(&onnx__model_proto__descriptor, bytes,
@@ -264,7 +206,8 @@ static het_status het_onnx_model_load(const void *data, size_t size,
     st = het_onnx_model_header(g, mp);
   if (st != HET_OK)
     goto fail;
-  het_onnx_ctx ctx = {.what = what, .base_dir = base_dir, .root = g};
+  het_onnx_ctx ctx = *base;
+  ctx.root = g;
   st = het_onnx_graph_convert(&ctx, mp->graph, g, 0);
   if (st == HET_OK) {
     het_graph *chain[HET_ONNX_MAX_GRAPH_DEPTH + 1];
@@ -287,8 +230,21 @@ het_status het_onnx_load_memory(const void *data, size_t size,
   if (!out || (!data && size))
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "het_onnx_load_memory: NULL argument");
-  return het_onnx_model_load(data, size, base_dir, what ? what : "<memory>",
-                             NULL, out);
+  het_onnx_ctx ctx = {.what = what ? what : "<memory>", .base_dir = base_dir};
+  return het_onnx_model_load(data, size, &ctx, NULL, out);
+}
+
+het_status het_onnx_load_plan_graph(const void *data, size_t size,
+                                    const void *weights, size_t weights_size,
+                                    const char *what, het_graph **out) {
+  if (!out || (!data && size) || (!weights && weights_size))
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_onnx_load_plan_graph: NULL argument");
+  het_onnx_ctx ctx = {.what = what ? what : "<plan>",
+                      .weights = weights,
+                      .weights_size = weights_size,
+                      .has_weights = true};
+  return het_onnx_model_load(data, size, &ctx, NULL, out);
 }
 
 het_status het_onnx_load_file(const char *path, het_graph **out) {
@@ -310,7 +266,8 @@ het_status het_onnx_load_file(const char *path, het_graph **out) {
     free(data);
     return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
   }
-  het_status st = het_onnx_model_load(data, size, dir, path, data, out);
+  het_onnx_ctx ctx = {.what = path, .base_dir = dir};
+  het_status st = het_onnx_model_load(data, size, &ctx, data, out);
   free(dir);
   return st;
 }

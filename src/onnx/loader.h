@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/file.h"
 #include "core/ir.h"
 
 /* Loads a model file.  External data is resolved relative to the model's
@@ -24,6 +25,15 @@ het_status het_onnx_load_file(const char *path, het_graph **out);
 het_status het_onnx_load_memory(const void *data, size_t size,
                                  const char *base_dir, const char *what,
                                  het_graph **out);
+
+/* Loads the graph of an ahead-of-time plan (docs/plan-format.md): a
+ * ModelProto whose external data all lies in weights (location
+ * "hetrt-plan:weights", 64-byte aligned offsets).  Those initializers
+ * borrow weights' bytes (which must outlive the graph); external data
+ * anywhere else is refused.  what names the plan in messages. */
+het_status het_onnx_load_plan_graph(const void *data, size_t size,
+                                    const void *weights, size_t weights_size,
+                                    const char *what, het_graph **out);
 
 /* Serializes g as a ModelProto, the inverse of het_onnx_load_memory: a
  * model loaded from what this writes compares equal to g node by node.
@@ -49,6 +59,17 @@ het_status het_onnx_load_memory(const void *data, size_t size,
 het_status het_onnx_save_memory(const het_graph *g, uint8_t **buf,
                                 size_t *len);
 
+/* g as het_onnx_save_memory writes it, except that the nodes of every
+ * graph are in node array order (so a graph loaded from it numbers its
+ * nodes as g does) and initializers of
+ * min_bytes or more (in every graph) are external data in *weights
+ * (64-byte aligned, zero-padded; location "hetrt-plan:weights"), the
+ * form het_onnx_load_plan_graph reads.  *buf and *weights are malloc'd
+ * (caller frees; *weights is NULL when nothing moved). */
+het_status het_onnx_save_plan_graph(const het_graph *g, size_t min_bytes,
+                                    uint8_t **buf, size_t *len,
+                                    uint8_t **weights, size_t *weights_len);
+
 /* het_onnx_save_memory written to path (created or truncated, mode 0644
  * before the umask).  Errors as het_onnx_save_memory, and IO naming path
  * with the system's reason when it cannot be created or written (a
@@ -66,16 +87,5 @@ het_status het_onnx_tensor_decode(const void *data, size_t size,
  * malloc'd, caller frees. */
 het_status het_onnx_tensor_encode(const het_tensor *t, const char *name,
                                   uint8_t **buf, size_t *len);
-
-/* Opens path read-only when it is a regular file, *fd (caller closes) and
- * *size its length.  The open never blocks: a FIFO, a device or a
- * directory is refused with a message that starts with what. */
-het_status het_open_regular(const char *path, const char *what, int *fd,
-                            uint64_t *size);
-
-/* Reads a whole file into malloc'd memory, refusing files over max_bytes.
- * Caller frees *data. */
-het_status het_read_file(const char *path, size_t max_bytes, uint8_t **data,
-                         size_t *size);
 
 #endif

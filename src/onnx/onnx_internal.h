@@ -18,10 +18,17 @@
  * are refused per node as unsupported. */
 #define HET_ONNX_MAX_OPSET 25
 
+/* External data with this location lies in the weights section of the
+ * plan file being loaded (het_onnx_load_plan_graph). */
+#define HET_ONNX_PLAN_WEIGHTS "hetrt-plan:weights"
+
 typedef struct het_onnx_ctx {
   const char *what;      /* names the model in messages */
   const char *base_dir;  /* external data folder, NULL = refuse */
   const het_graph *root; /* opset imports every subgraph copies */
+  bool has_weights;      /* a plan's graph: external data is read from */
+  const uint8_t *weights; /* ... these bytes (and never from files) */
+  size_t weights_size;
 } het_onnx_ctx;
 
 /* Converts TensorProto tp into a new owned tensor.  label names it in

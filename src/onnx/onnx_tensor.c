@@ -401,6 +401,40 @@ static het_status het_onnx_inline_source(const Onnx__TensorProto *tp,
   return HET_OK;
 }
 
+/* A plan's initializer: a borrowed view of its bytes in the plan's
+ * weights (a bool tensor is copied: its bytes are made 0 or 1). */
+static het_status het_onnx_plan_weight(const het_onnx_ctx *ctx,
+                                       const Onnx__TensorProto *tp,
+                                       const char *name, het_dtype dt,
+                                       size_t nbytes, het_tensor **out) {
+  het_onnx_ext ext;
+  HET_TRY(het_onnx_ext_parse(tp, name, &ext));
+  if (strcmp(ext.location, HET_ONNX_PLAN_WEIGHTS) != 0)
+    return het_error(HET_ERR_INVALID_MODEL,
+                     "tensor '%s': external data '%s' outside the plan's "
+                     "weights",
+                     name, ext.location);
+  uint64_t length = ext.has_length ? ext.length : nbytes;
+  if (ext.offset % 64 || ext.offset > ctx->weights_size ||
+      length > ctx->weights_size - ext.offset || length != nbytes)
+    return het_error(HET_ERR_INVALID_MODEL,
+                     "tensor '%s': %llu bytes at %llu of the plan's weights "
+                     "(%zu bytes; the shape needs %zu, 64-byte aligned)",
+                     name, (unsigned long long)length,
+                     (unsigned long long)ext.offset, ctx->weights_size,
+                     nbytes);
+  void *at = (void *)(uintptr_t)(ctx->weights + ext.offset);
+  if (dt != HET_DTYPE_BOOL)
+    return het_tensor_create_over(dt, tp->dims, (int)tp->n_dims,
+                                  nbytes ? at : NULL, nbytes, out);
+  het_tensor *t = NULL;
+  HET_TRY(het_tensor_create_empty(dt, tp->dims, (int)tp->n_dims, &t));
+  for (size_t i = 0; i < nbytes; i++)
+    ((uint8_t *)t->data)[i] = ((const uint8_t *)at)[i] != 0;
+  *out = t;
+  return HET_OK;
+}
+
 het_status het_onnx_tensor_from_proto(const het_onnx_ctx *ctx,
                                       const Onnx__TensorProto *tp,
                                       const char *label, het_tensor **out) {
@@ -417,8 +451,12 @@ het_status het_onnx_tensor_from_proto(const het_onnx_ctx *ctx,
   het_onnx_source src = HET_SRC_NONE;
   int fd = -1;
   uint64_t offset = 0;
-  if (tp->has_data_location &&
-      tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+  bool external =
+      tp->has_data_location &&
+      tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  if (external && ctx->has_weights)
+    return het_onnx_plan_weight(ctx, tp, name, dt, nbytes, out);
+  if (external) {
     HET_TRY(het_onnx_ext_check(ctx, tp, name, nbytes, &fd, &offset));
     src = HET_SRC_EXTERNAL;
   } else {

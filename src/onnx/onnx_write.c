@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -294,6 +295,11 @@ static het_status het_w_node(het_arena *ar, const het_graph *g,
   return HET_OK;
 }
 
+/* Set while a plan's graph is written (het_onnx_save_plan_graph, on this
+ * thread): nodes go in node array order, so the loaded graph numbers its
+ * nodes as the saved one did (the plan's placement is by node index). */
+static _Thread_local bool het_w_array_order;
+
 /* Nodes in g->order when the graph has one (validated), else in node
  * array order. */
 static het_status het_w_nodes(het_arena *ar, const het_graph *g, int depth,
@@ -303,7 +309,7 @@ static het_status het_w_nodes(het_arena *ar, const het_graph *g, int depth,
   if (!gp->node)
     return het_w_oom();
   for (size_t i = 0; i < nn; i++) {
-    int id = g->order ? g->order[i] : (int)i;
+    int id = g->order && !het_w_array_order ? g->order[i] : (int)i;
     if (id < 0 || id >= g->n_nodes)
       return het_error(HET_ERR_INTERNAL, "graph order names node %d of %d", id,
                        g->n_nodes);
@@ -476,16 +482,117 @@ static het_status het_w_model(het_arena *ar, const het_graph *g,
   return het_w_graph(ar, g, 0, &mp->graph);
 }
 
-het_status het_onnx_save_memory(const het_graph *g, uint8_t **buf,
-                                size_t *len) {
-  if (!g || !buf || !len)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "het_onnx_save_memory: NULL argument");
+/* ---- a plan's graph: large initializers moved out into its weights ---- */
+
+typedef struct het_w_split {
+  het_arena *ar;
+  size_t min_bytes;
+  size_t size;          /* weights bytes so far (64-byte aligned parts) */
+  int n, cap;
+  Onnx__TensorProto **moved; /* in order; their raw_data still set */
+} het_w_split;
+
+static het_status het_w_split_graph(het_w_split *x, Onnx__GraphProto *gp);
+
+/* The weights' external-data entries of tp: at offset, len bytes. */
+static het_status het_w_external(het_arena *ar, Onnx__TensorProto *tp,
+                                 size_t offset, size_t len) {
+  Onnx__StringStringEntryProto *e = het_w_array(ar, 3, sizeof *e);
+  tp->external_data = het_w_array(ar, 3, sizeof *tp->external_data);
+  char *nums = het_arena_alloc(ar, 48);
+  if (!e || !tp->external_data || !nums)
+    return het_w_oom();
+  snprintf(nums, 24, "%zu", offset);
+  snprintf(nums + 24, 24, "%zu", len);
+  static const char *const keys[] = {"location", "offset", "length"};
+  const char *vals[] = {HET_ONNX_PLAN_WEIGHTS, nums, nums + 24};
+  for (int k = 0; k < 3; k++) {
+    onnx__string_string_entry_proto__init(&e[k]);
+    e[k].key = het_w_str(keys[k]);
+    e[k].value = het_w_str(vals[k]);
+    tp->external_data[k] = &e[k];
+  }
+  tp->n_external_data = 3;
+  tp->has_data_location = 1;
+  tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  return HET_OK;
+}
+
+static het_status het_w_split_tensor(het_w_split *x, Onnx__TensorProto *tp) {
+  if (!tp->has_raw_data || tp->raw_data.len < x->min_bytes)
+    return HET_OK;
+  if (x->n == x->cap) {
+    int cap = x->cap ? 2 * x->cap : 64;
+    Onnx__TensorProto **m = het_w_array(x->ar, (size_t)cap, sizeof *m);
+    if (!m)
+      return het_w_oom();
+    if (x->n)
+      memcpy(m, x->moved, (size_t)x->n * sizeof *m);
+    x->moved = m;
+    x->cap = cap;
+  }
+  size_t at = (x->size + 63) / 64 * 64;
+  HET_TRY(het_w_external(x->ar, tp, at, tp->raw_data.len));
+  x->moved[x->n++] = tp;
+  x->size = at + tp->raw_data.len;
+  return HET_OK;
+}
+
+static het_status het_w_split_graph(het_w_split *x, Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_initializer; i++)
+    HET_TRY(het_w_split_tensor(x, gp->initializer[i]));
+  for (size_t n = 0; n < gp->n_node; n++)
+    for (size_t a = 0; a < gp->node[n]->n_attribute; a++) {
+      Onnx__AttributeProto *ap = gp->node[n]->attribute[a];
+      if (ap->g)
+        HET_TRY(het_w_split_graph(x, ap->g));
+      for (size_t k = 0; k < ap->n_graphs; k++)
+        HET_TRY(het_w_split_graph(x, ap->graphs[k]));
+    }
+  return HET_OK;
+}
+
+/* Moves the large initializers' raw_data of mp into one malloc'd weights
+ * buffer (*weights, *size; caller frees). */
+static het_status het_w_split_model(het_arena *ar, Onnx__ModelProto *mp,
+                                    size_t min_bytes, uint8_t **weights,
+                                    size_t *size) {
+  het_w_split x = {.ar = ar, .min_bytes = min_bytes};
+  HET_TRY(het_w_split_graph(&x, mp->graph));
+  uint8_t *w = NULL;
+  if (x.size && posix_memalign((void **)&w, 64, x.size))
+    return het_error(HET_ERR_OUT_OF_MEMORY,
+                     "cannot allocate %zu bytes of weights", x.size);
+  if (x.size)
+    memset(w, 0, x.size);
+  size_t at = 0;
+  for (int i = 0; i < x.n; i++) {
+    Onnx__TensorProto *tp = x.moved[i];
+    at = (at + 63) / 64 * 64;
+    memcpy(w + at, tp->raw_data.data, tp->raw_data.len);
+    at += tp->raw_data.len;
+    tp->has_raw_data = 0;
+    tp->raw_data.len = 0;
+    tp->raw_data.data = NULL;
+  }
+  *weights = w;
+  *size = x.size;
+  return HET_OK;
+}
+
+/* g as ModelProto bytes (*buf); with weights non-NULL, initializers of
+ * split_min bytes or more go to *weights instead. */
+static het_status het_onnx_pack(const het_graph *g, size_t split_min,
+                                uint8_t **buf, size_t *len, uint8_t **weights,
+                                size_t *weights_len) {
   het_arena ar;
   het_arena_init(&ar);
   Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-  uint8_t *b = NULL;
+  uint8_t *b = NULL, *w = NULL;
+  size_t wlen = 0;
   het_status st = het_w_model(&ar, g, &mp);
+  if (st == HET_OK && weights)
+    st = het_w_split_model(&ar, &mp, split_min, &w, &wlen);
   if (st != HET_OK)
     goto fail;
   size_t n = onnx__model_proto__get_packed_size(&mp);
@@ -511,10 +618,35 @@ het_status het_onnx_save_memory(const het_graph *g, uint8_t **buf,
   het_arena_deinit(&ar);
   *buf = b;
   *len = n;
+  if (weights) {
+    *weights = w;
+    *weights_len = wlen;
+  }
   return HET_OK;
 fail:
   free(b);
+  free(w);
   het_arena_deinit(&ar);
+  return st;
+}
+
+het_status het_onnx_save_memory(const het_graph *g, uint8_t **buf,
+                                size_t *len) {
+  if (!g || !buf || !len)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_onnx_save_memory: NULL argument");
+  return het_onnx_pack(g, 0, buf, len, NULL, NULL);
+}
+
+het_status het_onnx_save_plan_graph(const het_graph *g, size_t min_bytes,
+                                    uint8_t **buf, size_t *len,
+                                    uint8_t **weights, size_t *weights_len) {
+  if (!g || !buf || !len || !weights || !weights_len)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "het_onnx_save_plan_graph: NULL argument");
+  het_w_array_order = true;
+  het_status st = het_onnx_pack(g, min_bytes, buf, len, weights, weights_len);
+  het_w_array_order = false;
   return st;
 }
 

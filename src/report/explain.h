@@ -114,6 +114,11 @@ typedef struct het_explain {
   const char *unknown_example;
   int n_shapes;          /* shapes to plan for that were given */
   int n_model_nodes;     /* nodes of the model's graph (for n_unknown) */
+  const char *plan;      /* the plan file the session was loaded from,
+                            or NULL */
+  const char *plan_made; /* "hetrt 0.1.0, 2026-12-05T06:36:50Z, from m.onnx" */
+  const char *plan_grade; /* "optimal", "suboptimal", "unusable" */
+  const char *plan_why;  /* the grade's reasons, or NULL */
   bool replans;          /* the session re-plans per shape regime */
   double replan_gain;    /* the relative gain that makes a new regime */
   int max_regimes;

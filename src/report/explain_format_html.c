@@ -123,6 +123,20 @@ static void html_summary(const het_explain *e, het_sbuf *b) {
   het_sbuf_html_text(b, line.data);
   free(line.data);
   het_sbuf_puts(b, "</p></div>\n");
+  if (e->plan) {
+    het_sbuf_puts(b, "<p>plan <b>");
+    het_sbuf_html_text(b, e->plan);
+    het_sbuf_puts(b, "</b> (made by ");
+    het_sbuf_html_text(b, e->plan_made);
+    het_sbuf_puts(b, "): ");
+    het_sbuf_html_text(b, e->plan_grade);
+    het_sbuf_puts(b, " here");
+    if (e->plan_why) {
+      het_sbuf_puts(b, ": ");
+      het_sbuf_html_text(b, e->plan_why);
+    }
+    het_sbuf_puts(b, "</p>\n");
+  }
   if (e->n_warnings) {
     het_sbuf_puts(b, "<h2>Warnings</h2>\n<ul class=\"warn\">\n");
     for (int w = 0; w < e->n_warnings; w++) {

@@ -1,6 +1,7 @@
 /* explain_format_json.c — the JSON placement report (also returned by
  * het_session_explain(s, "json", ...)).  One object: model, algorithm,
- * warnings, nodes (index, name, op_type, provider, placed_by, reason,
+ * plan (a plan file's session: file, made, grade, why), warnings, nodes
+ * (index, name, op_type, provider, placed_by, reason,
  * subgraph, est_seconds, boundary, bytes), edges, subgraphs,
  * boundary_nodes, devices (planned_peak, capacity, arena, intermediates,
  * weights, estimated), rules (label, where, actions, note, nodes,
@@ -177,6 +178,17 @@ void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   het_sbuf_json_str(b, e->model);
   het_sbuf_puts(b, ",\n  \"algorithm\": ");
   het_sbuf_json_str(b, e->algorithm);
+  if (e->plan) {
+    het_sbuf_puts(b, ",\n  \"plan\": {\"file\":");
+    het_sbuf_json_str(b, e->plan);
+    het_sbuf_puts(b, ",\"made\":");
+    het_sbuf_json_str(b, e->plan_made);
+    het_sbuf_puts(b, ",\"grade\":");
+    het_sbuf_json_str(b, e->plan_grade);
+    het_sbuf_puts(b, ",\"why\":");
+    het_sbuf_json_str(b, e->plan_why);
+    het_sbuf_putc(b, '}');
+  }
   het_sbuf_puts(b, ",\n  \"warnings\": [");
   for (int w = 0; w < e->n_warnings; w++) {
     if (w)

@@ -153,6 +153,10 @@ void het_explain_render_text(const het_explain *e, het_sbuf *b) {
   char t[32];
   het_sbuf_printf(b, "placement report: %s\nalgorithm: %s\n", or_dash(e->model),
                   or_dash(e->algorithm));
+  if (e->plan)
+    het_sbuf_printf(b, "plan: %s (made by %s): %s here%s%s\n", e->plan,
+                    or_dash(e->plan_made), or_dash(e->plan_grade),
+                    e->plan_why ? ": " : "", e->plan_why ? e->plan_why : "");
   for (int w = 0; w < e->n_warnings; w++)
     het_sbuf_printf(b, "warning: %s\n", or_dash(e->warnings[w]));
   het_sbuf_putc(b, '\n');

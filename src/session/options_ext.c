@@ -125,11 +125,14 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
                      "extended or all",
                      value);
   }
-  if (strcmp(key, "measure") == 0 || strcmp(key, "trace") == 0) {
+  if (strcmp(key, "measure") == 0 || strcmp(key, "trace") == 0 ||
+      strcmp(key, "deterministic") == 0) {
     if (strcmp(value, "true") && strcmp(value, "false"))
       return het_error(HET_ERR_INVALID_ARGUMENT,
                        "option '%s': '%s' is not true or false", key, value);
-    *(key[0] == 'm' ? &o->measure : &o->trace) = strcmp(value, "true") == 0;
+    *(key[0] == 'm'   ? &o->measure
+      : key[0] == 't' ? &o->trace
+                      : &o->deterministic) = strcmp(value, "true") == 0;
     return HET_OK;
   }
   if (strcmp(key, "executor") == 0) {
@@ -209,6 +212,22 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
                        "0..1000000",
                        value);
     o->min_subgraph_nodes = (int)v;
+    return HET_OK;
+  }
+  if (strcmp(key, "plan_mismatch") == 0) {
+    if (strcmp(value, "fail") && strcmp(value, "rebuild"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'plan_mismatch': '%s' is not fail or rebuild",
+                       value);
+    o->plan_rebuild = strcmp(value, "rebuild") == 0;
+    return HET_OK;
+  }
+  if (strcmp(key, "plan_load") == 0) {
+    if (strcmp(value, "background") && strcmp(value, "eager"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'plan_load': '%s' is not background or eager",
+                       value);
+    o->plan_load_eager = strcmp(value, "eager") == 0;
     return HET_OK;
   }
   if (strcmp(key, "replan") == 0) {

@@ -1,5 +1,6 @@
 /* session.c — session creation (load → infer → providers → partition →
- * compile → programs), destruction and the descriptive getters.
+ * compile → programs; a plan file goes to session_aot.c), destruction and
+ * the descriptive getters.
  */
 #include "session/session.h"
 
@@ -8,13 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "core/file.h"
 #include "core/infer.h"
 #include "core/status.h"
 #include "onnx/loader.h"
+#include "session/session_aot.h"
+#include "session/session_api.h"
 
 void het_session_destroy_impl(het_session *s) {
   if (!s)
     return;
+  het_session_ready_destroy(s); /* the compiling thread uses the builds */
   het_regimes_destroy(s); /* their graphs borrow s->graph's weights */
   het_session_builds_destroy(s);
   het_stream_pool_destroy(s->streams);
@@ -23,7 +30,10 @@ void het_session_destroy_impl(het_session *s) {
   het_policy_reports_destroy(s);
   free(s->warnings);
   free(s->builds);
+  het_graph_destroy(s->optimized);
   het_graph_destroy(s->graph);
+  het_session_options_destroy_impl(s->options);
+  het_aot_destroy(s->aot); /* after the graphs: they borrow its weights */
   het_arena_deinit(&s->arena);
   free(s);
 }
@@ -49,18 +59,21 @@ het_status het_session_warn(het_session *s, const char *fmt, ...) {
   return HET_OK;
 }
 
-het_status het_session_create_graph(het_env *env, het_graph *g,
-                                    const char *model,
-                                    const het_session_options *o,
-                                    bool graph_ready, bool plan_only,
-                                    het_session **out) {
+/* The session of het_session_create_graph, from a plan when a is set. */
+static het_status het_session_make(het_env *env, het_graph *g,
+                                   struct het_aot *a, const char *model,
+                                   const het_session_options *o,
+                                   bool graph_ready, bool plan_only,
+                                   het_session **out) {
   het_session *s = calloc(1, sizeof *s);
   if (!s) {
     het_graph_destroy(g);
+    het_aot_destroy(a);
     return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   }
   s->env = env;
   s->graph = g;
+  s->aot = a;
   s->graph_ready = graph_ready;
   s->plan_only = plan_only;
   het_arena_init(&s->arena);
@@ -75,9 +88,46 @@ het_status het_session_create_graph(het_env *env, het_graph *g,
   return HET_OK;
 }
 
+het_status het_session_create_graph(het_env *env, het_graph *g,
+                                    const char *model,
+                                    const het_session_options *o,
+                                    bool graph_ready, bool plan_only,
+                                    het_session **out) {
+  return het_session_make(env, g, NULL, model, o, graph_ready, plan_only,
+                          out);
+}
+
+het_status het_session_create_aot(het_env *env, het_graph *g,
+                                  struct het_aot *a,
+                                  const het_session_options *o,
+                                  het_session **out) {
+  return het_session_make(env, g, a, a->path, o, true, false, out);
+}
+
+/* Whether the file at path starts like a plan file (an unreadable one is
+ * left to the model loader's messages). */
+static bool het_is_plan_file(const char *path) {
+  int fd;
+  uint64_t size;
+  if (het_open_regular(path, path, &fd, &size) != HET_OK) {
+    het_error_clear();
+    return false;
+  }
+  char head[8];
+  bool plan = read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+              het_plan_file_sniff(head, sizeof head);
+  close(fd);
+  return plan;
+}
+
 het_status het_session_create_impl(het_env *env, const char *path,
                               const het_session_options *o,
                               het_session **out) {
+  if (het_is_plan_file(path)) {
+    het_aot *a = NULL;
+    HET_TRY(het_aot_open(path, NULL, 0, &a));
+    return het_session_create_plan(env, a, o, out);
+  }
   het_graph *g;
   HET_TRY(het_onnx_load_file(path, &g));
   het_status st = het_session_create_graph(env, g, path, o, false, false, out);
@@ -90,6 +140,11 @@ het_status het_session_create_from_memory_impl(het_env *env, const void *data,
                                           size_t size,
                                           const het_session_options *o,
                                           het_session **out) {
+  if (het_plan_file_sniff(data, size)) {
+    het_aot *a = NULL;
+    HET_TRY(het_aot_open(NULL, data, size, &a));
+    return het_session_create_plan(env, a, o, out);
+  }
   het_graph *g;
   HET_TRY(het_onnx_load_memory(data, size, NULL, "<memory>", &g));
   return het_session_create_graph(env, g, "<memory>", o, false, false, out);

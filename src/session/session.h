@@ -99,6 +99,12 @@ struct het_session_options {
   int n_shapes;
   het_shape_hint *shapes; /* input shapes the cost model plans for */
   bool replan_off;        /* replan=off: one partition for every shape */
+  bool plan_rebuild;      /* plan_mismatch=rebuild: an unusable plan is
+                             partitioned and compiled afresh */
+  bool plan_load_eager;   /* plan_load=eager: a plan's session compiles
+                             before creation returns */
+  bool deterministic;     /* deterministic=true: no timed choices
+                             (het_provider_config.deterministic) */
   double replan_gain;     /* replan_gain=F (0: the default) */
   int max_regimes;        /* max_regimes=N (0: the default) */
 };
@@ -174,6 +180,21 @@ struct het_session {
                                programs; the session cannot run */
   struct het_regimes *regimes; /* session_regime.c; NULL when the session
                                   keeps one partition for every shape */
+  het_graph *optimized;     /* a copy of the graph after optimization,
+                               before partitioning (weights borrowed from
+                               graph): what plans and regimes start from;
+                               NULL in a regime's trial */
+  het_session_options *options; /* a copy of the creation options */
+  struct het_aot *aot;      /* session_aot.c: the plan the session was
+                               loaded from (owned; its file holds the
+                               graph's weights), or NULL */
+  bool aot_rebuild;         /* the plan was unusable here and is being
+                               partitioned afresh (plan_mismatch=rebuild) */
+  bool deferred;            /* compilation runs on a thread of its own
+                               after creation (a plan's session): every
+                               entry point that needs it waits
+                               (het_session_ready) */
+  struct het_ready *ready;  /* session_ready.c */
 };
 
 /* ---- session.c ---- */
@@ -186,6 +207,27 @@ het_status het_session_create_graph(het_env *env, het_graph *g,
                                     const het_session_options *o,
                                     bool graph_ready, bool plan_only,
                                     het_session **out);
+
+/* A session over a plan's graph g (inferred, optimized) placed and
+ * compiled as plan a says (session_aot.h); takes g and a, destroyed on
+ * failure too. */
+struct het_aot;
+het_status het_session_create_aot(het_env *env, het_graph *g,
+                                  struct het_aot *a,
+                                  const het_session_options *o,
+                                  het_session **out);
+
+/* ---- session_ready.c: compilation after creation ---- */
+typedef struct het_ready het_ready;
+/* Starts compiling every build of s (and planning its static signature)
+ * on a thread of its own. */
+het_status het_session_start_compile(het_session *s);
+/* Waits for that compilation (returns at once when there is none or it
+ * is done) and returns its status, its message restated on the calling
+ * thread.  Thread-safe. */
+het_status het_session_ready(const het_session *s);
+/* Joins the thread (session destruction). */
+void het_session_ready_destroy(het_session *s);
 
 /* ---- session_regime.c: a partition per shape regime ---- */
 #define HET_DEFAULT_REPLAN_GAIN 0.2

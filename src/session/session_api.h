@@ -69,6 +69,8 @@ het_status het_session_get_planned_peak_impl(const het_session *s,
                                              const char *provider,
                                              size_t *bytes);
 het_status het_session_save_trace_impl(het_session *s, const char *path);
+het_status het_session_save_plan_impl(het_session *s, const char *path);
+het_status het_plan_get_info_impl(het_env *env, const char *path, char **out);
 void het_session_clear_trace_impl(het_session *s);
 het_status het_session_get_profile_summary_impl(het_session *s, char **out);
 

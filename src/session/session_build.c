@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "executor/plan.h"
 #include "optimizer/optimizer.h"
+#include "session/session_aot.h"
 #include "session/session_build.h"
 #include "transfer/boundary.h"
 #include "transfer/convert.h"
@@ -242,6 +243,62 @@ static het_status het_min_subgraph(het_session *s, het_graph_build *b,
                                            : &b->est_cost);
 }
 
+/* Pass 3, from a plan: every model node where the plan put it, with the
+ * plan's reason; a node the provider refuses here, or a provider the
+ * session lacks, fails naming it. */
+static het_status het_assign_stored(het_session *s, het_graph_build *b,
+                                    const het_aot_build *stored,
+                                    het_claim **claims) {
+  het_graph *g = b->prog.graph;
+  het_partition *p = &b->partition;
+  const char *plan = s->aot->path;
+  if (stored->n_nodes != g->n_nodes)
+    return het_error(HET_ERR_INVALID_MODEL,
+                     "plan '%s': graph %d holds %d nodes, the plan places %d",
+                     plan, stored->index, g->n_nodes, stored->n_nodes);
+  if (!b->placed_by &&
+      !(b->placed_by = het_arena_calloc(&s->arena, (size_t)g->n_nodes + 1,
+                                        sizeof *b->placed_by)))
+    return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+  for (int n = 0; n < g->n_nodes; n++) {
+    const char *name = het_session_node_name(s, b, n);
+    if (strcmp(stored->node[n], g->nodes[n].name) != 0)
+      return het_error(HET_ERR_INVALID_MODEL,
+                       "plan '%s': node %d is '%s' in the graph, '%s' in the "
+                       "placement",
+                       plan, n, name, stored->node[n]);
+    int d = b->cost_assign[n]; /* control flow: the host's */
+    if (stored->provider[n] && !b->prog.n_bodies[n]) {
+      d = het_provider_index(s, stored->provider[n]);
+      if (d < 0)
+        return het_error(HET_ERR_UNSUPPORTED,
+                         "plan '%s' places node '%s' on '%s', which this "
+                         "session lacks",
+                         plan, name, stored->provider[n]);
+      if (!isfinite(b->cost.node_time[(size_t)n * b->cost.n_devices + d]))
+        return het_error(HET_ERR_UNSUPPORTED,
+                         "plan '%s' places node '%s' on '%s', which refuses "
+                         "it here: %s",
+                         plan, name, stored->provider[n], claims[d][n].reason);
+    }
+    b->cost_assign[n] = b->prio_assign[n] = d;
+    p->provider[n] = d;
+    p->reason[n] = stored->reason[n];
+    char by[320];
+    snprintf(by, sizeof by, "%s (plan)", stored->placed_by[n]);
+    b->placed_by[n] = het_arena_strdup(&s->arena, by);
+    if (!b->placed_by[n])
+      return het_error(HET_ERR_OUT_OF_MEMORY, "assignment: out of memory");
+    if (b->prog.n_bodies[n]) {
+      p->provider[n] = -1;
+      p->kind[n] = HET_STEP_CONTROL;
+    }
+  }
+  HET_TRY(het_cost_evaluate(&b->cost, b->cost_assign, &b->est_cost));
+  b->est_priority = b->est_cost;
+  return HET_OK;
+}
+
 /* Pass 3: assignment. */
 static het_status het_assign(het_build_ctx *x, het_graph_build *b,
                              const het_constraints *c, het_claim **claims) {
@@ -273,6 +330,9 @@ static het_status het_assign(het_build_ctx *x, het_graph_build *b,
   het_shape_hints_end(g, saved);
   HET_TRY(st);
   het_control_costs(b);
+  const het_aot_build *stored = het_aot_find_build(s, b);
+  if (stored)
+    return het_assign_stored(s, b, stored, claims);
   HET_TRY(het_assign_cost(&b->cost, b->prio_assign, b->cost_assign));
   HET_TRY(het_cost_evaluate(&b->cost, b->prio_assign, &b->est_priority));
   HET_TRY(het_cost_evaluate(&b->cost, b->cost_assign, &b->est_cost));
@@ -419,8 +479,16 @@ static het_status het_compile_steps(het_session *s, het_graph_build *b) {
     if (sg->kind != HET_STEP_COMPUTE)
       continue;
     het_ep *d = &s->providers[sg->provider];
-    HET_TRY(d->vt->compile(d->state, b->prog.graph, sg->nodes, sg->n_nodes,
-                           &b->prog.compiled[i]));
+    const het_aot_blob *blob = het_aot_find_blob(s, b, i);
+    if (blob && HET_PROVIDER_HAS(d->vt, 3, compiled_deserialize)) {
+      het_status st = d->vt->compiled_deserialize(
+          d->state, b->prog.graph, sg->nodes, sg->n_nodes, blob->data,
+          blob->size, &b->prog.compiled[i]);
+      if (st != HET_OK)
+        return het_error_wrap(st, "plan '%s'", s->aot->path);
+    } else
+      HET_TRY(d->vt->compile(d->state, b->prog.graph, sg->nodes, sg->n_nodes,
+                             &b->prog.compiled[i]));
   }
   return HET_OK;
 }
@@ -440,6 +508,12 @@ het_status het_build_graph(het_build_ctx *x, het_graph_build *b) {
     HET_TRY(het_partition_group(b->prog.graph, &s->arena, &b->partition));
   }
   b->prog.partition = &b->partition;
+  if (s->deferred)
+    return HET_OK; /* het_build_compile, in the background (session_ready.c) */
+  return het_build_compile(s, b);
+}
+
+het_status het_build_compile(het_session *s, het_graph_build *b) {
   HET_TRY(het_compile_steps(s, b));
   return het_place_initializers(s, b);
 }
@@ -477,12 +551,45 @@ const het_graph_build *het_session_node(const het_session *s, int id,
   return NULL;
 }
 
+/* A plan's grade once the providers are known: an unusable plan fails
+ * or, under plan_mismatch=rebuild, is partitioned afresh; a suboptimal
+ * one warns.  Either way the report says why. */
+static het_status het_plan_verdict(het_session *s, const het_session_options *o) {
+  het_aot_grade_providers(s);
+  het_aot *a = s->aot;
+  if (a->grade == HET_PLAN_UNUSABLE && !(o && o->plan_rebuild))
+    return het_error(HET_ERR_UNSUPPORTED,
+                     "plan '%s' is unusable here: %s (compile the model "
+                     "again on this machine, or load with "
+                     "plan_mismatch=rebuild)",
+                     a->path, a->why);
+  s->aot_rebuild = a->grade == HET_PLAN_UNUSABLE;
+  if (a->grade != HET_PLAN_OPTIMAL)
+    HET_TRY(het_session_warn(s, "plan '%s' is %s here: %s%s", a->path,
+                             het_plan_grade_str(a->grade), a->why,
+                             s->aot_rebuild ? "; partitioned and compiled "
+                                              "afresh"
+                                            : ""));
+  return HET_OK;
+}
+
 het_status het_session_build(het_session *s, const het_session_options *o) {
   if (!s->graph_ready) {
     HET_TRY(het_graph_infer_shapes(s->graph));
     HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
   }
+  if (!s->plan_only) {
+    if (!s->graph_ready || s->aot)
+      HET_TRY(het_graph_clone(s->graph, &s->optimized));
+    HET_TRY(het_options_copy(o, &s->options));
+  }
   HET_TRY(het_session_add_providers(s, o));
+  if (s->aot) {
+    HET_TRY(het_plan_verdict(s, o));
+    s->deferred = !s->aot_rebuild && !(o && o->plan_load_eager);
+    if (!s->deferred) /* the weights' hash, before they are used */
+      HET_TRY(het_plan_file_verify(s->aot->file));
+  }
   s->use_priority = o && o->use_priority;
   s->n_shapes = o ? o->n_shapes : 0;
   het_stream_layout_init(&s->layout, s->providers, s->n_providers,
@@ -508,5 +615,7 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
   HET_TRY(het_policy_finish(&x));
   if (o && (o->measure || o->trace))
     HET_TRY(het_measure_create(s, o->measure, o->trace));
+  if (s->deferred)
+    return het_session_start_compile(s);
   return het_session_plan_check(s);
 }

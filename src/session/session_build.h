@@ -24,6 +24,11 @@ typedef struct het_build_ctx {
  * graph build b (its bodies built already). */
 het_status het_build_graph(het_build_ctx *x, het_graph_build *b);
 
+/* Compilation of b's compute steps and the placement of its initializer
+ * copies: the end of het_build_graph, or done later for every build of a
+ * session loaded from a plan (session_ready.c). */
+het_status het_build_compile(het_session *s, het_graph_build *b);
+
 /* The model's graph and every body below it, bodies first; the programs
  * numbered and ready for the executor. */
 het_status het_build_programs(het_build_ctx *x);

@@ -10,6 +10,7 @@
  * after their last reader; initializers and placed copies live throughout.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "executor/plan.h"
 #include "report/explain.h"
 #include "session/session.h"
+#include "session/session_aot.h"
 #include "session/session_regime.h"
 #include "transfer/boundary.h"
 
@@ -293,11 +295,26 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
         .note = rep->note, .n_nodes = rep->n_nodes, .nodes = rep->nodes,
         .n_unknown = rep->n_unknown, .n_fallback = rep->n_fallback};
   }
+  if (s->aot) {
+    const het_aot *x = s->aot;
+    char made[512];
+    snprintf(made, sizeof made, "hetrt %s, %s, from %s",
+             het_aot_meta(x, "hetrt") ? het_aot_meta(x, "hetrt") : "?",
+             het_aot_meta(x, "created") ? het_aot_meta(x, "created") : "?",
+             het_aot_meta(x, "model") ? het_aot_meta(x, "model") : "?");
+    e->plan = x->path;
+    e->plan_made = het_arena_strdup(a, made);
+    e->plan_grade = het_plan_grade_str(x->grade);
+    e->plan_why = x->why[0] ? x->why : NULL;
+    if (!e->plan_made)
+      return het_error(HET_ERR_OUT_OF_MEMORY, "explain: out of memory");
+  }
   return het_regimes_explain(s, a, e);
 }
 
 het_status het_session_explain_impl(const het_session *s, const char *format,
                                char **out) {
+  HET_TRY(het_session_ready(s));
   het_arena a;
   het_explain e;
   het_arena_init(&a);

@@ -75,6 +75,7 @@ het_status het_session_get_planned_peak_impl(const het_session *s,
                      "het_session_get_planned_peak: the session has no "
                      "provider '%s'",
                      provider);
+  HET_TRY(het_session_ready(s));
   het_plan *plan;
   HET_TRY(het_session_plan_for_report(s, true, &plan));
   het_plan_summary *m = calloc((size_t)plan->n_spaces, sizeof *m);

@@ -73,7 +73,8 @@ static het_status het_create_one(het_session *s, const het_session_options *o,
   het_provider_config cfg = {.threads = o ? o->threads : 1,
                              .n_options = n_opts,
                              .option_keys = keys,
-                             .option_values = values};
+                             .option_values = values,
+                             .deterministic = o && o->deterministic};
   HET_TRY(het_find_profile(o, name, &cfg.profile_path));
   int i = s->n_providers;
   het_ep *ep = &s->providers[i];

@@ -97,7 +97,7 @@ static bool het_has_open_dims(const het_graph *g) {
 /* Regime 0's key and shape text from the shapes to plan for, when they
  * cover every input with an open dim. */
 static het_status het_base_key(const het_session *s, het_regimes *r) {
-  const het_session_options *o = r->options;
+  const het_session_options *o = s->options;
   het_regime *base = &r->regimes[0];
   snprintf(base->shapes, sizeof base->shapes,
            "the model's own shapes (open dims unknown)");
@@ -143,8 +143,8 @@ static het_status het_base_key(const het_session *s, het_regimes *r) {
 }
 
 het_status het_regimes_init(het_session *s, const het_session_options *o) {
-  if ((o && o->replan_off) || s->n_providers < 2 || s->use_priority ||
-      !het_has_open_dims(s->graph))
+  if ((o && o->replan_off) || !s->optimized || s->n_providers < 2 ||
+      s->use_priority || !het_has_open_dims(s->graph))
     return HET_OK;
   het_regimes *r = calloc(1, sizeof *r);
   if (!r)
@@ -155,10 +155,7 @@ het_status het_regimes_init(het_session *s, const het_session_options *o) {
   s->regimes = r;
   r->gain = o && o->replan_gain > 0 ? o->replan_gain : HET_DEFAULT_REPLAN_GAIN;
   r->max = o && o->max_regimes > 0 ? o->max_regimes : HET_DEFAULT_MAX_REGIMES;
-  HET_TRY(het_options_copy(o, &r->options));
-  r->options->replan_off = true; /* a regime keeps its one partition */
-  HET_TRY(het_base_key(s, r));
-  return het_graph_clone(s->graph, &r->snapshot);
+  return het_base_key(s, r);
 }
 
 void het_regimes_destroy(het_session *s) {
@@ -167,8 +164,6 @@ void het_regimes_destroy(het_session *s) {
     return;
   for (int k = 1; k < r->n_regimes; k++)
     het_session_destroy_impl(r->regimes[k].session);
-  het_graph_destroy(r->snapshot);
-  het_session_options_destroy_impl(r->options);
   pthread_mutex_destroy(&r->lock);
   pthread_mutex_destroy(&r->build);
   free(r);
@@ -193,7 +188,8 @@ static het_session *het_regime_owner(het_session *s, int k) {
 static het_status het_regime_options(het_session *s, het_tensor *const *params,
                                      het_session_options **out) {
   het_session_options *o = NULL;
-  HET_TRY(het_options_copy(s->regimes->options, &o));
+  HET_TRY(het_options_copy(s->options, &o));
+  o->replan_off = true; /* a regime keeps its one partition */
   for (int i = 0; i < o->n_shapes; i++)
     free(o->shapes[i].input);
   o->n_shapes = 0;
@@ -217,7 +213,7 @@ static het_status het_regime_session_make(het_session *s,
                                           const het_session_options *o,
                                           bool plan_only, het_session **out) {
   het_graph *g = NULL;
-  HET_TRY(het_graph_clone(s->regimes->snapshot, &g));
+  HET_TRY(het_graph_clone(s->optimized, &g));
   het_status st = het_session_create_graph(s->env, g, s->model, o, true,
                                            plan_only, out);
   if (st == HET_OK && (*out)->top.n_model_nodes != s->top.n_model_nodes) {

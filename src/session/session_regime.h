@@ -52,9 +52,6 @@ typedef struct het_regime_choice {
 struct het_regimes {
   pthread_mutex_t lock;   /* n_regimes, n_choices, runs */
   pthread_mutex_t build;  /* one evaluation at a time */
-  het_graph *snapshot;    /* the optimized graph before partitioning;
-                             borrows the session graph's weights */
-  het_session_options *options; /* creation options, replan off */
   double gain;            /* replan_gain */
   int max;                /* max_regimes (regime 0 included) */
   long runs;

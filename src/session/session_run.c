@@ -103,6 +103,7 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
                                het_tensor *const *inputs, size_t n_in,
                                const char *const *out_names, size_t n_out,
                                het_tensor **outputs, bool into) {
+  HET_TRY(het_session_ready(s)); /* a plan's session compiles after creation */
   const het_program *p = &s->top.prog;
   het_tensor *small_p[16];
   int small_i[16];

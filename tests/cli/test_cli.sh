@@ -6,7 +6,8 @@
 # --expected and --list-passing, --fork, `hetrt run` outputs (.pb round trip
 # through `hetrt test`), missing-input errors, `hetrt bench`'s last line, and
 # `hetrt quantize` (input folders, methods, report, usage and model errors),
-# and `hetrt policy check` with --policy and --shape.
+# `hetrt policy check` with --policy and --shape, and `hetrt compile` /
+# `hetrt plan info` with a plan run like a model.
 # Usage: test_cli.sh PATH/TO/hetrt   (uses the ONNX backend node tests)
 set -u
 HETRT=${1:?usage: test_cli.sh PATH/TO/hetrt}
@@ -293,6 +294,37 @@ expect_rc 0 "$HETRT" bench "$PDATA/dynamic_det.onnx" --shape images=1x3x64x96 --
 expect_rc 1 "$HETRT" bench "$PDATA/dynamic_det.onnx" --shape images=1x3x64 --runs 1 &&
   expect_err "rank 3, the model declares 4"
 expect_usage "--shape: .*'1x3xbig' is not dims" "$HETRT" run "$PDATA/dynamic_det.onnx" --shape images=1x3xbig
+
+echo "== hetrt compile, hetrt plan info, a plan where a model goes"
+expect_rc 0 "$HETRT" compile --help && expect_out "^usage: hetrt compile MODEL -o FILE.hplan"
+expect_rc 0 "$HETRT" compile "$NODE/test_abs/model.onnx" -o "$WORK/abs.hplan" &&
+  expect_out "wrote $WORK/abs.hplan in"
+expect_rc 0 "$HETRT" run "$WORK/abs.hplan" "$NODE/test_abs/test_data_set_0/input_0.pb" \
+    --output-dir "$WORK/plan_out" --explain && {
+  expect_out "^plan: $WORK/abs.hplan (made by hetrt"
+  expect_out "optimal here"
+}
+# the plan's output, as the expected output of the model's case, passes
+mkdir -p "$WORK/plancase/plan_abs/test_data_set_0"
+cp "$NODE/test_abs/model.onnx" "$WORK/plancase/plan_abs/"
+cp "$NODE/test_abs/test_data_set_0/input_0.pb" "$WORK/plancase/plan_abs/test_data_set_0/"
+cp "$WORK/plan_out/output_0.pb" "$WORK/plancase/plan_abs/test_data_set_0/"
+expect_rc 0 "$HETRT" test "$WORK/plancase" && expect_out "PASS plan_abs"
+expect_rc 0 "$HETRT" plan info "$WORK/abs.hplan" && {
+  expect_out "^  option.providers: cpu$"
+  expect_out "^  cpu.isa: "
+  expect_out "^on this machine: optimal$"
+}
+expect_usage "no output given" "$HETRT" compile "$NODE/test_abs/model.onnx"
+expect_usage "unknown verb 'show'" "$HETRT" plan show "$WORK/abs.hplan"
+head -c 100 "$WORK/abs.hplan" >"$WORK/cut.hplan"
+expect_rc 1 "$HETRT" plan info "$WORK/cut.hplan" && expect_err "cut.hplan"
+expect_rc 1 "$HETRT" run "$WORK/cut.hplan" "$NODE/test_abs/test_data_set_0/input_0.pb" &&
+  expect_err "cut.hplan"
+PARTVIEW="$(dirname "$HETRT")/partview"
+if [ -x "$PARTVIEW" ]; then
+  expect_rc 0 "$PARTVIEW" "$WORK/abs.hplan" && expect_out "(plan)"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "test_cli: $failures check(s) failed"

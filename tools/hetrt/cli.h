@@ -140,5 +140,7 @@ int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
 int cli_cmd_quantize(int argc, char **argv);
 int cli_cmd_policy(int argc, char **argv);
+int cli_cmd_compile(int argc, char **argv);
+int cli_cmd_plan(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 /* main.c — entry point of the `hetrt` command line: dispatches to the
- * commands (run, test, bench, profile, quantize, policy), each of which parses its
+ * commands (run, test, bench, profile, quantize, policy, compile, plan), each of which parses its
  * own options (args.h); prints the command list and the version.
  * Exit status everywhere: 0 ok, 1 failure, 2 usage error.
  */
@@ -20,6 +20,8 @@ static const struct {
     {"profile", cli_cmd_profile, "trace runs of a model (Chrome trace, per-op time table)"},
     {"quantize", cli_cmd_quantize, "int8 post-training quantization into a QDQ model"},
     {"policy", cli_cmd_policy, "check a YAML placement policy; list the nodes its rules match"},
+    {"compile", cli_cmd_compile, "write a model's session as an ahead-of-time plan (.hplan)"},
+    {"plan", cli_cmd_plan, "describe a plan file and grade it against this machine"},
 };
 
 #define CLI_N_COMMANDS (sizeof cli_commands / sizeof cli_commands[0])

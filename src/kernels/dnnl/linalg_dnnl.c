@@ -453,7 +453,9 @@ static bool conv_entry_remembered(const het_dnnl_state *s, const conv_dims *c,
  * a later session on this machine builds just that one (n_cand 1), or
  * times again when oneDNN no longer offers the remembered kernel.
  * HET_CONV_ALGO_WINOGRAD takes oneDNN's first Winograd kernel untimed
- * (the same on every run); HET_CONV_ALGO_DIRECT builds none. */
+ * (the same on every run); HET_CONV_ALGO_DIRECT builds none.  While a
+ * plan's choices are replayed, auto never times: the plan's choice, else
+ * direct. */
 static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
                               const int64_t *xd, int xr, const het_tensor *w,
                               bool bias, het_conv_algo algo, dnnl_entry *e) {
@@ -472,6 +474,10 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
     e->n_cand = 1;
     return true;
   }
+  /* Replaying a plan's choices (kernels/tuning.h), a choice the plan does
+   * not hold, or one oneDNN no longer offers, is direct: never timed. */
+  if (algo == HET_CONV_ALGO_AUTO && !het_tuning_may_time())
+    algo = HET_CONV_ALGO_DIRECT;
   /* cand[0]: direct (unset under winograd); cand[1..]: Winograd */
   dnnl_entry cand[1 + CONV_WINO_MAX];
   dnnl_primitive_desc_t wpd[CONV_WINO_MAX];

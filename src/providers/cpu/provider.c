@@ -18,6 +18,8 @@
 #include "core/clock.h"
 #include "core/hostq.h"
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
+#include "kernels/tuning.h"
 #include "providers/cpu/cpu.h"
 #include "providers/cpu/layout.h"
 #include "providers/cpu/profile.h"
@@ -27,6 +29,7 @@ typedef struct het_cpu_state {
   int threads;
   bool nchw_only;       /* cpu.layout=nchw */
   het_conv_algo conv_algo; /* cpu.conv_algo */
+  bool deterministic;      /* config->deterministic: nothing timed */
   het_threadpool *pool; /* threads-1 workers */
   het_parallel par;     /* the kernels' view of pool */
 } het_cpu_state;
@@ -43,6 +46,9 @@ typedef struct het_cpu_compiled {
   const het_kernel **kernels;
   void **states;
   het_cpu_layout *layout; /* per node: NHWC bits from the layout pass */
+  char *choices;          /* the timed kernel choices its prepare made or
+                             reused ("key<TAB>value" lines, tuning.h): its
+                             serialized form for ahead-of-time plans */
 } het_cpu_compiled;
 
 /* Applies option key=value to s. */
@@ -80,6 +86,7 @@ static het_status het_cpu_create(const het_provider_config *config,
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   s->threads = config && config->threads > 0 ? config->threads : 1;
+  s->deterministic = config && config->deterministic;
   het_status st = HET_OK;
   for (int i = 0; st == HET_OK && config && i < config->n_options; i++)
     st = het_cpu_option(s, config->option_keys[i], config->option_values[i]);
@@ -173,6 +180,7 @@ static void het_cpu_destroy_compiled(void *state, void *compiled) {
   free(c->kernels);
   free(c->states);
   free(c->layout);
+  free(c->choices);
   free(c);
 }
 
@@ -269,7 +277,18 @@ static het_status het_cpu_compile(void *state, const het_graph *graph,
       goto fail;
     }
   }
+  /* deterministic: no timing (a plan's choices are replayed already) */
+  bool fixed = state && ((het_cpu_state *)state)->deterministic &&
+               het_tuning_may_time();
+  if (fixed)
+    het_tuning_replay_begin("", 0);
+  het_tuning_capture_begin();
   st = het_cpu_plan_and_prepare(state, c, graph);
+  c->choices = het_tuning_capture_end();
+  if (fixed)
+    het_tuning_replay_end();
+  if (st == HET_OK && !c->choices)
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   if (st != HET_OK)
     goto fail;
   *out = c;
@@ -452,6 +471,44 @@ static het_status het_cpu_host_func(void *state, void *stream,
   return het_hostq_call(stream, fn, arg);
 }
 
+/* A compiled subgraph's serialized form: its kernel choices (the rest is
+ * rebuilt from the graph; the choices make that rebuild untimed and the
+ * same as the original). */
+static het_status het_cpu_compiled_serialize(void *state, const void *compiled,
+                                             void **data, size_t *size) {
+  (void)state;
+  const het_cpu_compiled *c = compiled;
+  size_t n = strlen(c->choices);
+  char *copy = malloc(n + 1);
+  if (!copy)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+  memcpy(copy, c->choices, n + 1);
+  *data = copy;
+  *size = n;
+  return HET_OK;
+}
+
+static het_status het_cpu_compiled_deserialize(void *state,
+                                               const het_graph *graph,
+                                               const int *nodes, int n_nodes,
+                                               const void *data, size_t size,
+                                               void **compiled) {
+  if (memchr(data, '\0', size))
+    return het_error(HET_ERR_INVALID_MODEL,
+                     "cpu provider: a plan's kernel choices are not text");
+  het_tuning_replay_begin(data, size);
+  het_status st = het_cpu_compile(state, graph, nodes, n_nodes, compiled);
+  het_tuning_replay_end();
+  return st;
+}
+
+/* The libraries whose kernels a plan's choices name; a plan from another
+ * version runs, re-choosing (docs/plan-format.md). */
+static const char *het_cpu_compat_string(void *state) {
+  (void)state;
+  return het_kernel_libraries();
+}
+
 const het_provider_vtable het_cpu_provider = {
     .abi_version = HET_PROVIDER_ABI_VERSION,
     .name = "cpu",
@@ -477,4 +534,7 @@ const het_provider_vtable het_cpu_provider = {
     .host_func = het_cpu_host_func,
     .run_async = het_cpu_run_async,
     .compiled_scratch = het_cpu_compiled_scratch,
+    .compiled_serialize = het_cpu_compiled_serialize,
+    .compiled_deserialize = het_cpu_compiled_deserialize,
+    .compat_string = het_cpu_compat_string,
 };

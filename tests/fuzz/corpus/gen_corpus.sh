@@ -6,14 +6,17 @@
 # hostile tests' fixtures), fuzz_tensor/ (input_*.pb / output_*.pb of
 # backend cases of every dtype), fuzz_profile/ (the device profiles),
 # fuzz_policy/ (the placement policies: configs/policies and the policy
-# tests' files, the malformed ones included).
+# tests' files, the malformed ones included), fuzz_plan/ (small plan
+# files that `hetrt compile` writes: $HETRT, default build/hetrt, must
+# exist).
 # Each file is named after where it came from.  Run from anywhere.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 node=/usr/share/libonnx-testdata/data/node
-rm -rf "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile" "$here/fuzz_policy"
-mkdir -p "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile" "$here/fuzz_policy"
+hetrt=${HETRT:-$root/build/hetrt}
+rm -rf "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile" "$here/fuzz_policy" "$here/fuzz_plan"
+mkdir -p "$here/fuzz_model" "$here/fuzz_tensor" "$here/fuzz_profile" "$here/fuzz_policy" "$here/fuzz_plan"
 
 models="add relu conv_with_strides_padding maxpool_2d_pads
   averagepool_2d_default gemm_default_matrix_bias matmul_2d
@@ -59,3 +62,7 @@ cp "$root"/configs/policies/*.yaml "$root"/tests/data/policy/*.yaml "$here/fuzz_
 for f in "$root"/tests/data/policy/bad/*.yaml; do
   cp "$f" "$here/fuzz_policy/bad_$(basename "$f")"
 done
+# Plans made on the CPU alone, so they load wherever the fuzzer runs.
+"$hetrt" compile "$root/tests/data/emu/resnet_small.onnx" -o "$here/fuzz_plan/resnet_small.hplan" >/dev/null
+"$hetrt" compile "$root/tests/data/control/if_conv/model.onnx" -o "$here/fuzz_plan/if_conv.hplan" >/dev/null
+"$hetrt" compile "$root/tests/data/emu/transformer_small.onnx" -o "$here/fuzz_plan/transformer_small.hplan" >/dev/null
