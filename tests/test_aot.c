@@ -419,6 +419,14 @@ static char *edit_kernels(const char *text, size_t n, size_t *out_n) {
   return out;
 }
 
+static char *edit_no_blobs(const char *text, size_t n, size_t *out_n) {
+  (void)text;
+  (void)n;
+  char *out = calloc(1, 4); /* a count of 0 */
+  *out_n = 4;
+  return out;
+}
+
 static char *edit_truncate(const char *text, size_t n, size_t *out_n) {
   char *out = malloc(n + 1);
   memcpy(out, text, n);
@@ -435,6 +443,7 @@ START_TEST(test_semantic_damage) {
   } edits[] = {
       {HET_PSEC_PARTITION, edit_partition, NULL, "'gpu', which this session lacks"},
       {HET_PSEC_KERNELS, edit_kernels, NULL, "KERNELS"},
+      {HET_PSEC_KERNELS, edit_no_blobs, NULL, "holds no compiled blob"},
       {HET_PSEC_GRAPH, edit_truncate, NULL, "plan"},
       {HET_PSEC_META, edit_fake, "option.threads=many", "threads"},
       {HET_PSEC_META, edit_fake, "option.providers=cpu,warp", "warp"},
@@ -445,8 +454,13 @@ START_TEST(test_semantic_damage) {
     save_resnet_plan(&want, &in);
     fake_line = edits[i].line;
     rewrite_section(edits[i].id, edits[i].edit);
-    het_session *p = NULL;
+    het_session *p = NULL; /* creation fails, or (compiled after it) the run */
     het_status st = het_session_create(env, plan_path, NULL, &p);
+    if (st == HET_OK) {
+      outputs y = {.n = 1};
+      st = het_session_run(p, in.names, in.t, (size_t)in.n, NULL, 1, y.t);
+      het_session_destroy(p);
+    }
     ck_assert_msg(st != HET_OK && strstr(het_last_error(), edits[i].word),
                   "edit %zu: status %d: %s", i, st, het_last_error());
     outputs_free(&want);

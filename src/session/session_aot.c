@@ -4,14 +4,15 @@
  *    length checked against the section;
  * 2. the plan is graded against this CPU (core/cpuinfo.h) — an extension
  *    it was made with and this CPU lacks makes it unusable, another CPU
- *    model, cache or CPU count suboptimal — and, once the session has its
- *    providers, against each provider's compat string;
+ *    model, cache size, CPU count or hetrt version suboptimal — and, once
+ *    the session has its providers, against each one's compat string;
  * 3. a session is made over the plan's optimized graph (weights borrowed
  *    from the file), each graph placed as stored (session_build.c asks
  *    het_aot_find_build) and each compiled subgraph restored from its blob
  *    (het_aot_find_blob), with the caller's run-time options.
  * Invariant: nothing here trusts the file beyond the container's checks:
- * every index, count and name is checked before use.
+ * every index, count and name is checked before use.  (Saving:
+ * session_aot_save.c; compiling after creation: session_ready.c.)
  */
 #include "session/session_aot.h"
 
@@ -268,6 +269,16 @@ static void het_aot_grade_cpu(het_aot *a) {
     het_aot_note(a, HET_PLAN_SUBOPTIMAL,
                  "made on %s logical CPUs, this machine has %s",
                  cpus ? cpus : "?", here);
+  static const char *const caches[] = {"cpu.cache_l1d", "cpu.cache_l2",
+                                       "cpu.cache_l3"};
+  const long sizes[] = {c->cache_l1d, c->cache_l2, c->cache_l3};
+  for (int k = 0; k < 3; k++) {
+    snprintf(here, sizeof here, "%ld", sizes[k]);
+    const char *saved = het_aot_print(a, caches[k]);
+    if (!saved || strcmp(saved, here) != 0)
+      het_aot_note(a, HET_PLAN_SUBOPTIMAL, "made with %s=%s, this has %s",
+                   caches[k], saved ? saved : "?", here);
+  }
   char ver[32];
   snprintf(ver, sizeof ver, "%d.%d.%d", HET_VERSION_MAJOR, HET_VERSION_MINOR,
            HET_VERSION_PATCH);

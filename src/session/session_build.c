@@ -333,6 +333,10 @@ static het_status het_assign(het_build_ctx *x, het_graph_build *b,
   const het_aot_build *stored = het_aot_find_build(s, b);
   if (stored)
     return het_assign_stored(s, b, stored, claims);
+  if (s->aot && !s->aot_rebuild)
+    return het_error(HET_ERR_INVALID_MODEL,
+                     "plan '%s' holds no placement for graph '%s'",
+                     s->aot->path, *b->prefix ? b->prefix : "(the model's)");
   HET_TRY(het_assign_cost(&b->cost, b->prio_assign, b->cost_assign));
   HET_TRY(het_cost_evaluate(&b->cost, b->prio_assign, &b->est_priority));
   HET_TRY(het_cost_evaluate(&b->cost, b->cost_assign, &b->est_cost));
@@ -480,7 +484,15 @@ static het_status het_compile_steps(het_session *s, het_graph_build *b) {
       continue;
     het_ep *d = &s->providers[sg->provider];
     const het_aot_blob *blob = het_aot_find_blob(s, b, i);
-    if (blob && HET_PROVIDER_HAS(d->vt, 3, compiled_deserialize)) {
+    bool restore = s->aot && !s->aot_rebuild &&
+                   HET_PROVIDER_HAS(d->vt, 3, compiled_deserialize);
+    if (restore && !blob)
+      return het_error(HET_ERR_INVALID_MODEL,
+                       "plan '%s' holds no compiled blob for subgraph %d of "
+                       "graph '%s' (%s)",
+                       s->aot->path, i, *b->prefix ? b->prefix : "(the model's)",
+                       d->vt->name);
+    if (restore) {
       het_status st = d->vt->compiled_deserialize(
           d->state, b->prog.graph, sg->nodes, sg->n_nodes, blob->data,
           blob->size, &b->prog.compiled[i]);
