@@ -15,6 +15,13 @@
  * float32 peak (the CPU kernels compute in float32).  Never fails. */
 het_status het_cpu_device_info(het_device_info *out);
 
+/* One thread's float32 FLOP/s: the same SGEMM probe on one OpenBLAS
+ * thread, measured and cached with het_cpu_device_info's facts
+ * (cpu-profile.txt, line peak_flops_f32_thread); 0 when it could not be
+ * measured.  The CPU's estimate (estimate.c) scales it by the session's
+ * threads.  Thread-safe; never fails. */
+double het_cpu_thread_flops(void);
+
 /* The facts from a YAML device profile in the format of
  * configs/devices/README.md (provider must be "cpu"): name,
  * memory_capacity (512MiB, 16GB, 0 = unlimited), peak_flops (a scalar
