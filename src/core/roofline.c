@@ -64,21 +64,32 @@ static bool het_op_in(const char *op, const char *const *list) {
   return false;
 }
 
+/* Ops that only change the shape: their output aliases their input (or
+ * is metadata), no element is moved. */
+static const char *const het_view_ops[] = {
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape",
+    "Size", NULL};
+
 static const char *const het_movement_ops[] = {
-    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
-    "Split", "Slice", "Gather", "GatherElements", "GatherND", "Scatter",
-    "ScatterND", "ScatterElements", "Expand", "Tile", "Pad", "Identity",
-    "Shape", "Size", "Constant", "ConstantOfShape", "Cast", "CastLike",
-    "DepthToSpace", "SpaceToDepth", "Compress", "ReverseSequence", "Dropout",
-    "SequenceAt", "SequenceConstruct", "SplitToSequence", "ConcatFromSequence",
-    "Optional", "OptionalGetElement", "OptionalHasElement", "EyeLike",
-    "Resize", "Upsample", NULL};
+    "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
+    "GatherND", "Scatter", "ScatterND", "ScatterElements", "Expand", "Tile",
+    "Pad", "Constant", "ConstantOfShape", "Cast", "CastLike", "DepthToSpace",
+    "SpaceToDepth", "Compress", "ReverseSequence", "Dropout", "SequenceAt",
+    "SequenceConstruct", "SplitToSequence", "ConcatFromSequence", "Optional",
+    "OptionalGetElement", "OptionalHasElement", "EyeLike", NULL};
 
 static const char *const het_normalize_ops[] = {
     "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
     "BatchNormalization", "InstanceNormalization", "LpNormalization",
     "GroupNormalization", "MeanVarianceNormalization", "LRN", "LayerNorm",
     NULL};
+
+/* Elementwise ops built on exp, log or trigonometry: ~8 operations per
+ * element (a polynomial and a scaling), where the others take one. */
+static const char *const het_transcendental_ops[] = {
+    "Sigmoid", "Tanh", "Exp", "Log", "Erf", "Gelu", "Softplus", "Elu",
+    "Selu", "Celu", "Mish", "Pow", "Sin", "Cos", "Tan", "Asin", "Acos",
+    "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", NULL};
 
 static const char *const het_pool_ops[] = {"MaxPool", "AveragePool",
                                            "LpPool", NULL};
@@ -159,7 +170,7 @@ void het_roofline_work(const het_graph *g, int node, double *flops,
   double f = 0, in0 = het_work_numel(g, het_node_input(n, 0));
   if (het_work_products(g, n, &f)) {
     /* f set */
-  } else if (het_op_in(op, het_movement_ops)) {
+  } else if (het_op_in(op, het_movement_ops) || het_op_in(op, het_view_ops)) {
     f = 0;
   } else if (het_op_in(op, het_pool_ops)) {
     size_t nk = 0;
@@ -171,6 +182,8 @@ void het_roofline_work(const het_graph *g, int node, double *flops,
     f = in0;
   } else if (het_op_in(op, het_normalize_ops)) {
     f = 5 * (in0 > out_max ? in0 : out_max);
+  } else if (het_op_in(op, het_transcendental_ops)) {
+    f = 8 * out_max;
   } else {
     f = out_max; /* elementwise and everything else: one op per element */
   }
@@ -186,8 +199,13 @@ het_roofline_class het_roofline_op_class(const het_graph *g, int node) {
       het_work_rank(g, het_node_input(n, 1)) >= 3 &&
       het_work_dim(g, het_node_input(n, 1), 1) == 1)
     return HET_ROOFLINE_DEPTHWISE;
+  if (strcmp(op, "LSTM") == 0 || strcmp(op, "GRU") == 0 ||
+      strcmp(op, "RNN") == 0)
+    return HET_ROOFLINE_RECURRENT;
   if (het_work_products(g, n, &unused))
     return HET_ROOFLINE_GEMM;
+  if (het_op_in(op, het_view_ops))
+    return HET_ROOFLINE_VIEW;
   if (het_op_in(op, het_movement_ops))
     return HET_ROOFLINE_MOVEMENT;
   return HET_ROOFLINE_ELEMENTWISE;

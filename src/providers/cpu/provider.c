@@ -37,8 +37,8 @@ typedef struct het_cpu_state {
 /* The device: its facts (from the profile, or measured). */
 typedef struct het_cpu_device {
   het_device_info info;
-  double thread_flops; /* one thread's FLOP/s when measured, 0 with a
-                          profile (its rates are used as given) */
+  het_cpu_thread_rates thread; /* one thread's FLOP/s when measured, 0
+                                  with a profile (its rates as given) */
 } het_cpu_device;
 
 typedef struct het_cpu_compiled {
@@ -94,26 +94,31 @@ static het_status het_cpu_create(const het_provider_config *config,
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   s->threads = config && config->threads > 0 ? config->threads : 1;
-  s->est.threads = s->threads;
+  het_cpu_estimator_init(&s->est);
   const het_cpu_device *dev =
       config && config->device && config->device->vt == &het_cpu_provider
           ? config->device->state
           : NULL;
-  if (dev) {
+  het_cpu_thread_rates thread = dev ? dev->thread : het_cpu_thread_flops();
+  if (dev)
     s->est.info = dev->info;
-    s->est.thread_flops = dev->thread_flops;
-  } else {
+  else
     het_cpu_device_info(&s->est.info);
-    s->est.thread_flops = het_cpu_thread_flops();
-  }
+  s->est.gemm_flops = thread.gemm;
+  s->est.blas_flops = thread.blas;
+  s->est.threads = s->threads;
   het_status st = HET_OK;
   for (int i = 0; st == HET_OK && config && i < config->n_options; i++)
     st = het_cpu_option(s, config->option_keys[i], config->option_values[i]);
+  s->est.nchw_only = s->nchw_only;
+  s->est.winograd = s->conv_algo != HET_CONV_ALGO_DIRECT;
   if (st == HET_OK)
     st = het_threadpool_create(s->threads, &s->pool);
   if (st == HET_OK)
     het_threadpool_parallel(s->pool, &s->par);
   if (st != HET_OK) {
+    het_threadpool_destroy(s->pool);
+    het_cpu_estimator_deinit(&s->est);
     free(s);
     return st;
   }
@@ -143,7 +148,8 @@ static het_status het_cpu_device_open(int index, const char *profile_path,
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   het_status st = profile_path ? het_cpu_device_info_load(profile_path, &d->info)
                                : het_cpu_device_info(&d->info);
-  d->thread_flops = profile_path ? 0 : het_cpu_thread_flops();
+  if (!profile_path)
+    d->thread = het_cpu_thread_flops();
   if (st != HET_OK) {
     free(d);
     return st;
@@ -158,14 +164,16 @@ static void het_cpu_device_close(void *device_state) { free(device_state); }
 
 static void het_cpu_destroy(void *state) {
   het_cpu_state *s = state;
-  if (s)
-    het_threadpool_destroy(s->pool);
+  if (!s)
+    return;
+  het_threadpool_destroy(s->pool);
+  het_cpu_estimator_deinit(&s->est);
   free(s);
 }
 
 static het_status het_cpu_get_capability(void *state, const het_graph *graph,
                                          het_claim *claims) {
-  (void)state;
+  het_cpu_state *s = state;
   for (int n = 0; n < graph->n_nodes; n++) {
     const het_node *node = &graph->nodes[n];
     het_claim *c = &claims[n];
@@ -185,12 +193,13 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
     c->claimed = true;
     snprintf(c->reason, sizeof c->reason, "CPU kernel for %s", node->op_type);
   }
-  return HET_OK;
+  /* the layouts its estimates assume, from the graph's own shapes */
+  return het_cpu_estimator_plan(&s->est, graph, claims);
 }
 
 static het_status het_cpu_estimate_cost(void *state, const het_graph *graph,
                                         int node, double *seconds) {
-  const het_cpu_state *s = state;
+  het_cpu_state *s = state;
   return het_cpu_estimate(&s->est, graph, node, seconds);
 }
 
