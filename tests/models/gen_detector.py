@@ -12,6 +12,11 @@ torch.onnx.export at opset 17 with symbolic axes.
              and threshold maps concatenated).  Input `x` is ?x3x?x?
              (batch, height, width symbolic; height and width multiples of
              32), output `maps` is ?x2x?x?.
+  segmenter  U-Net-like segmenter: three stride-2 conv stages (32, 64, 128
+             channels), a decoder of 2x2 stride-2 ConvTransposes (128->64,
+             64->32, 32->16) with skip Concats and 3x3 convs, and a 1x1
+             conv to 4 classes.  Input `x` is ?x3x?x? (height and width
+             multiples of 8), output `masks` is ?x4x?x?.
   recognizer CRNN-like text-line recogniser: a conv stack that pools the
              height 32 to 1 and the width by 4, a 2-layer bidirectional
              LSTM over the width and a Linear + LogSoftmax over 97 classes.
@@ -19,7 +24,7 @@ torch.onnx.export at opset 17 with symbolic axes.
              `logits` is ?x(width/4)x97.
 
 Usage: /usr/bin/python3 tests/models/gen_detector.py OUT_DIR [--models a,b]
-Writes OUT_DIR/<name>.onnx for each model (default: both).
+Writes OUT_DIR/<name>.onnx for each model (default: all three).
 """
 import argparse
 import os
@@ -89,6 +94,27 @@ class Detector(nn.Module):
         return torch.cat([h(fuse) for h in self.head], 1)
 
 
+class Segmenter(nn.Module):
+    def __init__(self, classes=4):
+        super().__init__()
+        self.enc = nn.ModuleList(nn.Sequential(conv_bn(cin, cout, 3, 2), conv_bn(cout, cout))
+                                 for cin, cout in ((3, 32), (32, 64), (64, 128)))
+        self.up = nn.ModuleList(nn.ConvTranspose2d(cin, cout, 2, 2)
+                                for cin, cout in ((128, 64), (64, 32), (32, 16)))
+        self.dec = nn.ModuleList(conv_bn(2 * c, c) for c in (64, 32))
+        self.out = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for stage in self.enc:  # 1/2, 1/4, 1/8
+            x = stage(x)
+            skips.append(x)
+        x = skips.pop()
+        for up, dec in zip(self.up, self.dec):  # 1/4, 1/2
+            x = dec(torch.cat([up(x), skips.pop()], 1))
+        return self.out(self.up[-1](x))  # full resolution
+
+
 class Recognizer(nn.Module):
     def __init__(self, classes=97, hidden=128):
         super().__init__()
@@ -124,6 +150,9 @@ MODELS = {
     "detector": (Detector, (1, 3, 640, 640), "x", "maps",
                  {"x": {0: "batch", 2: "height", 3: "width"},
                   "maps": {0: "batch", 2: "height", 3: "width"}}),
+    "segmenter": (Segmenter, (1, 3, 512, 512), "x", "masks",
+                  {"x": {0: "batch", 2: "height", 3: "width"},
+                   "masks": {0: "batch", 2: "height", 3: "width"}}),
     "recognizer": (Recognizer, (1, 1, 32, 320), "x", "logits",
                    {"x": {0: "batch", 3: "width"},
                     "logits": {0: "batch", 1: "steps"}}),

@@ -26,16 +26,16 @@
  * in units of 1 / probe rate and memory seconds per byte in units of
  * 1 / memcpy bandwidth, so a machine whose kernels reach the same share of
  * its own probes gets its own times.  Each row minimises the
- * time-weighted squared log error of its nodes' estimates; a term worth
- * under 1% of a row's time is 0. */
+ * time-weighted squared log error of its nodes' estimates; a compute or
+ * memory term worth under 1% of a row's time is 0. */
 static const het_cpu_row_cost het_cpu_row_costs[HET_CPU_ROWS] = {
-    [HET_CPU_ROW_GEMM] = {"gemm", false, 1.1, 2.0, 0},
-    [HET_CPU_ROW_CONV_NCHW] = {"conv_nchw", false, 0.8, 10, 0},
+    [HET_CPU_ROW_GEMM] = {"gemm", false, 1.1, 2.0, 0.87e-6},
+    [HET_CPU_ROW_CONV_NCHW] = {"conv_nchw", false, 0.8, 10, 0.045e-6},
     [HET_CPU_ROW_CONV_TRANSPOSE] = {"conv_transpose", true, 0.62, 15, 0},
     [HET_CPU_ROW_RECURRENT] = {"recurrent", true, 2.2, 0, 0.41e-6},
     [HET_CPU_ROW_DEPTHWISE_NHWC] = {"depthwise_nhwc", false, 1.9, 0.8, 1.2e-6},
     [HET_CPU_ROW_DEPTHWISE_NCHW] = {"depthwise_nchw", false, 0, 8.3, 15e-6},
-    [HET_CPU_ROW_ELEMENTWISE] = {"elementwise", false, 12, 0.79, 0},
+    [HET_CPU_ROW_ELEMENTWISE] = {"elementwise", false, 12, 0.79, 0.18e-6},
     [HET_CPU_ROW_RESIZE] = {"resize", false, 0, 9.3, 0},
     [HET_CPU_ROW_MOVEMENT] = {"movement", false, 0, 2.2, 0.58e-6},
     [HET_CPU_ROW_VIEW] = {"view", false, 0, 0.42, 0.31e-6},
