@@ -3,7 +3,8 @@
  * a copy and a cast boundary node, a skipped-provider warning) show every
  * node's provider and reason, subgraphs, boundary bytes, estimates, peak
  * memory (with arena, intermediates without reuse and weights) and the
- * cost-vs-priority line; JSON is valid and escaped; errors.
+ * cost-vs-priority line, and with node times each node's estimate and
+ * measured time; JSON is valid and escaped; errors.
  */
 #include <check.h>
 #include <math.h>
@@ -132,14 +133,15 @@ static bool json_valid(const char *s) {
 
 static het_explain_node fx_nodes[] = {
     {"conv1", "Conv", "emu", "cost: 0.50 ms on emu vs 2.10 ms on cpu", 0,
-     0.5e-3, NULL, 0, "cost"},
-    {"relu1", "Relu", "emu", "cost: emu claims Relu", 0, 0.1e-3, NULL, 0, NULL},
+     0.5e-3, NULL, 0, "cost", 0, -1},
+    {"relu1", "Relu", "emu", "cost: emu claims Relu", 0, 0.1e-3, NULL, 0, NULL,
+     0, -1},
     {"copy_r1_d2h", "Copy", "host", "boundary: r1 emu -> cpu", 1, 0.2e-3,
-     "copy", 401408, NULL},
+     "copy", 401408, NULL, 0, -1},
     {"topk", "TopK", "cpu", "emu refused: TopK not supported", 2, 0.05e-3,
-     NULL, 0, "rule 1 (p.yaml:2:3)"},
+     NULL, 0, "rule 1 (p.yaml:2:3)", 0, -1},
     {"cast_t", "Cast", "cpu", "boundary: float16 -> float32", 2, 0.01e-3,
-     "cast", 1000, NULL},
+     "cast", 1000, NULL, 0, -1},
 };
 static het_explain_edge fx_edges[] = {
     {0, 1, "c1", 401408}, {1, 2, "r1", 401408},
@@ -273,8 +275,8 @@ END_TEST
 START_TEST(test_text_boundary_from_host) {
   het_explain_node n[2] = {
       {"copy:x->emu", "Copy", "emu", "boundary: host -> emu", 0, 1e-5,
-       "copy", 12288, NULL},
-      {"conv", "Conv", "emu", "r", 0, 1e-5, NULL, 0, NULL}};
+       "copy", 12288, NULL, 0, -1},
+      {"conv", "Conv", "emu", "r", 0, 1e-5, NULL, 0, NULL, 0, -1}};
   het_explain_edge ed = {0, 1, "x@emu", 12288};
   het_explain_subgraph sg = {"emu", 2, 2e-5};
   het_explain e = {.model = "m", .algorithm = "priority", .n_nodes = 2,
@@ -329,8 +331,9 @@ END_TEST
 
 START_TEST(test_json_escapes_names) {
   het_explain_node n[2] = {
-      {"a\"b\\c\nd\te\x01" "f", "Op", "cpu", "r\r\"", 0, 0, NULL, 0, NULL},
-      {"caf\xc3\xa9 \xff\xfe", "Op", "cpu", NULL, 0, 0, NULL, 0, NULL}};
+      {"a\"b\\c\nd\te\x01" "f", "Op", "cpu", "r\r\"", 0, 0, NULL, 0, NULL, 0,
+       -1},
+      {"caf\xc3\xa9 \xff\xfe", "Op", "cpu", NULL, 0, 0, NULL, 0, NULL, 0, -1}};
   het_explain_subgraph sg = {"cpu", 2, 0};
   het_explain e = {.model = "C:\\m\"x\".onnx", .algorithm = "cost",
                    .n_nodes = 2, .nodes = n, .n_subgraphs = 1,
@@ -401,9 +404,9 @@ END_TEST
 
 START_TEST(test_dot_escapes_and_palette) {
   het_explain_node n[3] = {
-      {"say \"hi\"\\", "Op", "npu", "r", 0, 0, NULL, 0, NULL},
-      {"b", "Op", "tpu", "r", 0, 0, NULL, 0, NULL},
-      {"c", "Op", "npu", "r", 0, 0, NULL, 0, NULL}};
+      {"say \"hi\"\\", "Op", "npu", "r", 0, 0, NULL, 0, NULL, 0, -1},
+      {"b", "Op", "tpu", "r", 0, 0, NULL, 0, NULL, 0, -1},
+      {"c", "Op", "npu", "r", 0, 0, NULL, 0, NULL, 0, -1}};
   het_explain_subgraph sg = {"npu", 3, 0};
   het_explain e = {.model = "m", .algorithm = "cost", .n_nodes = 3,
                    .nodes = n, .n_subgraphs = 1, .subgraphs = &sg};
@@ -459,7 +462,7 @@ END_TEST
 
 START_TEST(test_html_escapes) {
   het_explain_node n = {"<script>alert(1)</script>", "Op&", "cpu", "a<b",
-                        0, 0, NULL, 0, NULL};
+                        0, 0, NULL, 0, NULL, 0, -1};
   het_explain_subgraph sg = {"cpu", 1, 0};
   het_explain e = {.model = "m", .algorithm = "cost", .n_nodes = 1,
                    .nodes = &n, .n_subgraphs = 1, .subgraphs = &sg};
@@ -527,7 +530,7 @@ START_TEST(test_large_report) {
   for (int i = 0; i < N; i++) {
     snprintf(names[i], 16, "node%d", i);
     n[i] = (het_explain_node){names[i], "Add", i % 2 ? "emu" : "cpu", "r",
-                              i, 1e-6, NULL, 0, NULL};
+                              i, 1e-6, NULL, 0, NULL, 0, -1};
     sg[i] = (het_explain_subgraph){n[i].provider, 1, 1e-6};
     ed[i] = (het_explain_edge){i > 0 ? i - 1 : 0, i, names[i], 64};
   }
@@ -550,6 +553,76 @@ START_TEST(test_large_report) {
 }
 END_TEST
 
+/* With node times: each compute node's estimate, measured time and their
+ * ratio in that order, "-" where none was measured, and the totals over
+ * the measured nodes (conv1: estimate 500 us, measured 2 ms; topk:
+ * estimate 50 us, measured 25 us; relu1 not measured). */
+START_TEST(test_node_times_columns) {
+  het_explain e = fixture();
+  het_explain_node n[5];
+  memcpy(n, fx_nodes, sizeof n);
+  for (int i = 0; i < 5; i++)
+    n[i].model_seconds = n[i].est_seconds;
+  n[0].est_seconds = n[0].measured_seconds = 2e-3;
+  n[3].est_seconds = n[3].measured_seconds = 25e-6;
+  e.nodes = n;
+  e.node_times = "times.tsv";
+  e.n_compute = 3;
+  e.n_measured = 2;
+  e.measured_total = 2.025e-3;
+  e.model_total = 0.55e-3;
+  char *t = render(&e, "text");
+  char line[512];
+  line_with(t, "  estimate    measured  est/meas", line, sizeof line);
+  ck_assert_msg(strstr(line, "placed by") > strstr(line, "est/meas"), "%s",
+                line);
+  line_with(t, fx_nodes[0].reason, line, sizeof line);
+  ASSERT_HAS(line, "  500.00 us     2.00 ms      0.25  cost");
+  line_with(t, fx_nodes[3].reason, line, sizeof line);
+  ASSERT_HAS(line, "   50.00 us    25.00 us      2.00  rule 1");
+  line_with(t, fx_nodes[1].reason, line, sizeof line);
+  ASSERT_HAS(line, "  100.00 us           -         -  ");
+  ASSERT_HAS(t, "node times (times.tsv): 2 of 3 compute nodes measured on "
+                "their provider; their estimate 550.00 us vs measured "
+                "2.02 ms (estimate / measured 0.27); placement used the "
+                "measured times (the estimate for a node without one)\n");
+  free(t);
+  char *j = render(&e, "json");
+  ck_assert(json_valid(j));
+  ASSERT_HAS(j, "\"est_seconds\":0.002,\"boundary\":null,\"bytes\":0,"
+                "\"estimate_seconds\":0.0005,\"measured_seconds\":0.002}");
+  ASSERT_HAS(j, "\"estimate_seconds\":0.0001,\"measured_seconds\":null}");
+  ASSERT_HAS(j, "\"node_times\": {\"file\":\"times.tsv\",\"measured_nodes\":2,"
+                "\"compute_nodes\":3,\"estimate_seconds\":0.00055,"
+                "\"measured_seconds\":0.002025,\"estimate_over_measured\":");
+  ASSERT_HAS(j, "\"placement_used\":\"measured\"}");
+  free(j);
+  char *h = render(&e, "html");
+  ASSERT_HAS(h, "<th>estimate</th><th>measured</th><th>estimate / measured"
+                "</th><th>placed by</th>");
+  ASSERT_HAS(h, "<td class=\"n\" data-v=\"0.0005\">500.00 us</td>"
+                "<td class=\"n\" data-v=\"0.002\">2.00 ms</td>"
+                "<td class=\"n\" data-v=\"0.25\">0.25</td>");
+  ASSERT_HAS(h, "<p>node times (times.tsv): 2 of 3 compute nodes measured");
+  free(h);
+  char *d = render(&e, "dot");
+  ASSERT_HAS(d, "on emu, 2.00 ms (estimate 500.00 us, measured 2.00 ms): ");
+  ASSERT_HAS(d, "\\nnode times (times.tsv): 2 of 3 compute nodes measured");
+  free(d);
+  /* without a node-times file: one estimate column, no node_times */
+  e.node_times = NULL;
+  t = render(&e, "text");
+  ck_assert_ptr_null(strstr(t, "measured"));
+  line_with(t, fx_nodes[0].reason, line, sizeof line);
+  ASSERT_HAS(line, "   2.00 ms  cost");
+  free(t);
+  j = render(&e, "json");
+  ck_assert_ptr_null(strstr(j, "estimate_seconds"));
+  ASSERT_HAS(j, "\"node_times\": null,");
+  free(j);
+}
+END_TEST
+
 static Suite *explain_suite(void) {
   Suite *s = suite_create("explain");
   TCase *core = tcase_create("core");
@@ -563,6 +636,7 @@ static Suite *explain_suite(void) {
   tcase_add_test(core, test_dot_escapes_and_palette);
   tcase_add_test(core, test_html_self_contained);
   tcase_add_test(core, test_html_escapes);
+  tcase_add_test(core, test_node_times_columns);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, test_empty_report);

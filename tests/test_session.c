@@ -228,7 +228,10 @@ START_TEST(test_measure_and_save) {
   ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
   het_tensor *x, *y;
   ck_assert_int_eq(het_tensor_create(d.dtype, d.dims, d.rank, &x), HET_OK);
-  for (int r = 0; r < 3; r++) {
+  /* 3 warm-up runs, forgotten by clear_trace, then 2 counted ones */
+  for (int r = 0; r < 5; r++) {
+    if (r == 3)
+      het_session_clear_trace(s);
     ck_assert_int_eq(het_session_run(s, &d.name, &x, 1, NULL, 1, &y), HET_OK);
     het_tensor_destroy(y);
   }
@@ -245,7 +248,7 @@ START_TEST(test_measure_and_save) {
       continue;
     lines++;
     conv_on_emu += strncmp(line, "stem_conv\temu\t", 14) == 0 &&
-                   strstr(line, "\t3\n") != NULL;
+                   strstr(line, "\t2\n") != NULL;
   }
   fclose(f);
   remove(path);

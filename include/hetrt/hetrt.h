@@ -445,8 +445,10 @@ HET_API het_status het_session_save_plan(het_session *session,
 HET_API het_status het_plan_get_info(het_env *env, const char *path,
                                      char **out);
 
-/* Forgets what has been traced so far (e.g. warm-up runs).  Accepts a
- * session without trace=true (then does nothing).  Thread-safe. */
+/* Forgets what has been traced and the node times measured so far (e.g.
+ * warm-up runs, whose first run builds primitives and reorders weights).
+ * Accepts a session with neither trace=true nor measure=true (then does
+ * nothing).  Thread-safe. */
 HET_API void het_session_clear_trace(het_session *session);
 
 /* A text table of the traced runs' time per op type and provider (calls

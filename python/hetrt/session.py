@@ -197,7 +197,8 @@ class InferenceSession:
         self._sess.save_trace(os.fspath(path))
 
     def clear_trace(self):
-        """Forgets the runs traced so far (e.g. warm-up runs)."""
+        """Forgets the runs traced and the node times measured so far
+        (e.g. warm-up runs)."""
         self._sess.clear_trace()
 
     def save_node_times(self, path):

@@ -64,20 +64,32 @@ static bool het_op_in(const char *op, const char *const *list) {
   return false;
 }
 
+/* Ops that only change the shape: their output aliases their input (or
+ * is metadata), no element is moved. */
+static const char *const het_view_ops[] = {
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape",
+    "Size", NULL};
+
 static const char *const het_movement_ops[] = {
-    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
-    "Split", "Slice", "Gather", "GatherElements", "GatherND", "Scatter",
-    "ScatterND", "ScatterElements", "Expand", "Tile", "Pad", "Identity",
-    "Shape", "Size", "Constant", "ConstantOfShape", "Cast", "CastLike",
-    "DepthToSpace", "SpaceToDepth", "Compress", "ReverseSequence", "Dropout",
-    "SequenceAt", "SequenceConstruct", "SplitToSequence", "ConcatFromSequence",
-    "Optional", "OptionalGetElement", "OptionalHasElement", "EyeLike",
-    NULL};
+    "Transpose", "Concat", "Split", "Slice", "Gather", "GatherElements",
+    "GatherND", "Scatter", "ScatterND", "ScatterElements", "Expand", "Tile",
+    "Pad", "Constant", "ConstantOfShape", "Cast", "CastLike", "DepthToSpace",
+    "SpaceToDepth", "Compress", "ReverseSequence", "Dropout", "SequenceAt",
+    "SequenceConstruct", "SplitToSequence", "ConcatFromSequence", "Optional",
+    "OptionalGetElement", "OptionalHasElement", "EyeLike", NULL};
 
 static const char *const het_normalize_ops[] = {
     "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization",
     "BatchNormalization", "InstanceNormalization", "LpNormalization",
-    "GroupNormalization", "MeanVarianceNormalization", "LRN", NULL};
+    "GroupNormalization", "MeanVarianceNormalization", "LRN", "LayerNorm",
+    NULL};
+
+/* Elementwise ops built on exp, log or trigonometry: ~8 operations per
+ * element (a polynomial and a scaling), where the others take one. */
+static const char *const het_transcendental_ops[] = {
+    "Sigmoid", "Tanh", "Exp", "Log", "Erf", "Gelu", "Softplus", "Elu",
+    "Selu", "Celu", "Mish", "Pow", "Sin", "Cos", "Tan", "Asin", "Acos",
+    "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", NULL};
 
 static const char *const het_pool_ops[] = {"MaxPool", "AveragePool",
                                            "LpPool", NULL};
@@ -86,19 +98,44 @@ static const char *const het_global_ops[] = {
     "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "ArgMax", "ArgMin",
     NULL};
 
+/* hetrt.Attention (kernels/nlp_attention.c): per batch entry an S x T
+ * score matrix, Q @ KT (D deep), a softmax (~5 per score) and @ V (E
+ * wide).  Layout 0: Q [..,S,D], KT [..,D,T]; layout 1: Q [S,B,D],
+ * K [T,B,D]; with qkv = {.., L, heads, D, E} Q, K and V are one packed
+ * [rows, L] projection (T = rows).  Y [..,E] either way. */
+static double het_work_attention(const het_graph *g, const het_node *n) {
+  int q = het_node_input(n, 0), k = het_node_input(n, 1);
+  int y = n->n_outputs ? n->outputs[0] : -1;
+  size_t nq = 0;
+  const int64_t *qkv = het_node_attr_ints(n, "qkv", &nq);
+  double e = het_work_dim(g, y, -1), d = het_work_dim(g, q, -1), t;
+  if (het_node_attr_int(n, "layout", 0) == 0) {
+    t = het_work_dim(g, k, -1);
+  } else if (qkv && nq == 7 && qkv[3] > 0 && qkv[5] > 0) {
+    d = (double)qkv[5];
+    t = het_work_numel(g, q) / (double)qkv[3];
+  } else {
+    t = het_work_dim(g, k, 0);
+  }
+  double scores = het_work_numel(g, y) / (e > 0 ? e : 1) * t;
+  return scores * (2 * d + 2 * e + 5);
+}
+
 /* Conv-like and matrix products; false when op is not one of them. */
 static bool het_work_products(const het_graph *g, const het_node *n,
                               double *flops) {
   const char *op = n->op_type;
   int x = het_node_input(n, 0), y = n->n_outputs ? n->outputs[0] : -1;
-  if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvInteger") == 0) {
+  if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvInteger") == 0 ||
+      strcmp(op, "FusedConv") == 0) {
     *flops = 2 * het_work_numel(g, y) * het_work_prod(g, het_node_input(n, 1), 1);
   } else if (strcmp(op, "QLinearConv") == 0) {
     *flops = 2 * het_work_numel(g, y) * het_work_prod(g, het_node_input(n, 3), 1);
   } else if (strcmp(op, "ConvTranspose") == 0) {
     *flops = 2 * het_work_numel(g, x) * het_work_prod(g, het_node_input(n, 1), 1);
   } else if (strcmp(op, "MatMul") == 0 || strcmp(op, "MatMulInteger") == 0 ||
-             strcmp(op, "QLinearMatMul") == 0) {
+             strcmp(op, "QLinearMatMul") == 0 ||
+             strcmp(op, "FusedMatMul") == 0) {
     *flops = 2 * het_work_numel(g, y) * het_work_dim(g, x, -1);
   } else if (strcmp(op, "Gemm") == 0) {
     int k_axis = het_node_attr_int(n, "transA", 0) ? 0 : 1;
@@ -109,6 +146,8 @@ static bool het_work_products(const het_graph *g, const het_node *n,
     *flops = 2 * het_work_dim(g, x, 0) * het_work_dim(g, x, 1) *
              het_work_dim(g, w, 0) * het_work_dim(g, w, 1) *
              (het_work_dim(g, w, 2) + het_work_dim(g, r, 2));
+  } else if (strcmp(op, "Attention") == 0) {
+    *flops = het_work_attention(g, n);
   } else {
     return false;
   }
@@ -131,7 +170,7 @@ void het_roofline_work(const het_graph *g, int node, double *flops,
   double f = 0, in0 = het_work_numel(g, het_node_input(n, 0));
   if (het_work_products(g, n, &f)) {
     /* f set */
-  } else if (het_op_in(op, het_movement_ops)) {
+  } else if (het_op_in(op, het_movement_ops) || het_op_in(op, het_view_ops)) {
     f = 0;
   } else if (het_op_in(op, het_pool_ops)) {
     size_t nk = 0;
@@ -143,10 +182,33 @@ void het_roofline_work(const het_graph *g, int node, double *flops,
     f = in0;
   } else if (het_op_in(op, het_normalize_ops)) {
     f = 5 * (in0 > out_max ? in0 : out_max);
+  } else if (het_op_in(op, het_transcendental_ops)) {
+    f = 8 * out_max;
   } else {
     f = out_max; /* elementwise and everything else: one op per element */
   }
   *flops = f;
+}
+
+het_roofline_class het_roofline_op_class(const het_graph *g, int node) {
+  const het_node *n = &g->nodes[node];
+  const char *op = n->op_type;
+  double unused;
+  if ((strcmp(op, "Conv") == 0 || strcmp(op, "FusedConv") == 0) &&
+      het_node_attr_int(n, "group", 1) > 1 &&
+      het_work_rank(g, het_node_input(n, 1)) >= 3 &&
+      het_work_dim(g, het_node_input(n, 1), 1) == 1)
+    return HET_ROOFLINE_DEPTHWISE;
+  if (strcmp(op, "LSTM") == 0 || strcmp(op, "GRU") == 0 ||
+      strcmp(op, "RNN") == 0)
+    return HET_ROOFLINE_RECURRENT;
+  if (het_work_products(g, n, &unused))
+    return HET_ROOFLINE_GEMM;
+  if (het_op_in(op, het_view_ops))
+    return HET_ROOFLINE_VIEW;
+  if (het_op_in(op, het_movement_ops))
+    return HET_ROOFLINE_MOVEMENT;
+  return HET_ROOFLINE_ELEMENTWISE;
 }
 
 het_dtype het_roofline_dtype(const het_graph *g, const het_node *n) {

@@ -14,12 +14,41 @@
 double het_roofline_value_bytes(const het_graph *g, int v);
 
 /* Work of one node from its (load-time) shapes; unknown dims count as 1.
- * flops: multiply-adds count 2 (Conv 2*N*Cout*OH*OW*Cin/group*KH*KW,
- * ConvTranspose 2*N*Cin*H*W*Cout/group*KH*KW, MatMul/Gemm 2*M*N*K batched,
- * pooling out*kernel, elementwise out, reductions in, Softmax/norms ~5 per
- * element, data movement 0); bytes: inputs + outputs. */
+ * flops: multiply-adds count 2 (Conv and hetrt.FusedConv
+ * 2*N*Cout*OH*OW*Cin/group*KH*KW, ConvTranspose 2*N*Cin*H*W*Cout/group*KH*KW,
+ * MatMul/Gemm/hetrt.FusedMatMul 2*M*N*K batched, hetrt.Attention
+ * scores*(2*D + 2*E + 5), pooling out*kernel, elementwise out, reductions
+ * in, Softmax/norms (hetrt.LayerNorm too) ~5 per element, exp-, log- and
+ * trigonometry-based elementwise ops (Sigmoid, Tanh, Erf, Gelu, ...) 8 per
+ * element, data movement and views 0, Resize one per output element like
+ * the other elementwise ops); bytes: inputs + outputs. */
 void het_roofline_work(const het_graph *g, int node, double *flops,
                        double *bytes);
+
+/* The class of a node's op, for providers that calibrate the roofline per
+ * class (the CPU's estimate, docs/estimates.md):
+ *   GEMM: the products of het_roofline_work (Conv, ConvTranspose, MatMul,
+ *     Gemm, their fused, integer and QLinear forms, hetrt.Attention) other
+ *     than the two below;
+ *   DEPTHWISE: Conv/FusedConv with group > 1 and one input channel per
+ *     group (weight dim 1 == 1);
+ *   RECURRENT: LSTM, GRU, RNN (a product per time step, in sequence);
+ *   VIEW: ops that only change the shape (Reshape, Flatten, Squeeze,
+ *     Unsqueeze, Identity, Shape, Size);
+ *   MOVEMENT: the other ops that only move data (0 FLOPs above:
+ *     Transpose, Concat, Slice, Gather, Pad, Cast, ...);
+ *   ELEMENTWISE: everything else (activations, arithmetic, pooling,
+ *     normalisations, reductions, Resize's interpolation). */
+typedef enum het_roofline_class {
+  HET_ROOFLINE_GEMM,
+  HET_ROOFLINE_DEPTHWISE,
+  HET_ROOFLINE_RECURRENT,
+  HET_ROOFLINE_ELEMENTWISE,
+  HET_ROOFLINE_MOVEMENT,
+  HET_ROOFLINE_VIEW,
+  HET_ROOFLINE_CLASSES /* count */
+} het_roofline_class;
+het_roofline_class het_roofline_op_class(const het_graph *g, int node);
 
 /* The element type that decides a node's peak: its first typed output,
  * else its first typed input, else float32. */

@@ -12,16 +12,12 @@
  * scratch; entries are spread over the provider's thread pool (each pool
  * thread then runs oneDNN on one OpenMP thread).
  */
-#include <cblas.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#ifdef HETRT_HAVE_DNNL
-#include <dnnl.h>
-#endif
-
 #include "kernels/nlp_kernels.h"
 #include "kernels/parallel.h"
+#include "kernels/sgemm.h"
 
 typedef struct nlp_attn_job {
   const float *q, *k, *v, *mask;
@@ -40,21 +36,6 @@ typedef struct nlp_attn_job {
                            NULL: each chunk allocates one */
   atomic_int failed;
 } nlp_attn_job;
-
-/* Row-major C[m,n] = alpha * A[m,k] @ op(B) (op: tb 'N' or 'T'). */
-static void nlp_sgemm(char tb, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float *a, int64_t lda, const float *b,
-                      int64_t ldb, float *c, int64_t ldc) {
-#ifdef HETRT_HAVE_DNNL
-  if (dnnl_sgemm('N', tb, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc) ==
-      dnnl_success)
-    return;
-#endif
-  cblas_sgemm(CblasRowMajor, CblasNoTrans,
-              tb == 'T' ? CblasTrans : CblasNoTrans, (blasint)m,
-              (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb,
-              0.0f, c, (blasint)ldc);
-}
 
 /* Offset of mask row (batch b, row i). */
 static int64_t nlp_mask_offset(const nlp_attn_job *j, int64_t b, int64_t i) {
@@ -87,13 +68,13 @@ static void nlp_attn_chunk(void *p, int64_t b0, int64_t b1) {
   if (j->pooled)
     het_kernel_set_omp_threads(1);
   for (int64_t b = b0; b < b1; b++) {
-    nlp_sgemm(j->kt, j->s, j->t, j->d, j->scale, j->q + b * j->qb, j->ql,
-              j->k + b * j->kb, j->kl, sc, j->t);
+    het_kernel_sgemm(j->kt, j->s, j->t, j->d, j->scale, j->q + b * j->qb,
+                     j->ql, j->k + b * j->kb, j->kl, sc, j->t);
     if (j->mask)
       nlp_attn_mask(j, b, sc);
     het_nlp_softmax_rows(sc, j->s, j->t);
-    nlp_sgemm('N', j->s, j->e, j->t, 1.0f, sc, j->t, j->v + b * j->vb, j->vl,
-              j->y + b * j->yb, j->yl);
+    het_kernel_sgemm('N', j->s, j->e, j->t, 1.0f, sc, j->t, j->v + b * j->vb,
+                     j->vl, j->y + b * j->yb, j->yl);
   }
   if (!j->scores)
     free(sc);

@@ -66,6 +66,10 @@ typedef struct het_cost_table {
   int n_nodes, n_devices;
   const int *order;          /* topological order used to form subgraphs */
   double *node_time;         /* [node * n_devices + d]; INFINITY = refused */
+  double *estimate;          /* with measured times: [node * n_devices + d]
+                                the provider's estimate, constrained like
+                                node_time, where a measured time may have
+                                replaced it there; NULL without them */
   double *value_bytes;       /* per value id: bytes of the tensor */
   bool *value_const;         /* per value id: initializer (placed once) */
   bool host_memory[HET_COST_MAX_DEVICES];
@@ -90,7 +94,8 @@ double het_cost_transfer(const het_cost_table *t, int a, int b, double bytes);
  * measured (profile-guided mode), when non-NULL together with
  * measured_dev, is per node id the seconds measured in an earlier run on
  * device measured_dev[node] (< 0 or a non-finite/negative time: none); it
- * replaces that entry's estimate (only where the device claims the node).
+ * replaces that entry's estimate (only where the device claims the node),
+ * and t->estimate keeps every entry's estimate for reports.
  * constraints (may be NULL): pinned → INFINITY on every other device,
  * forbidden → INFINITY there, bias[d] > 0 multiplies the entry;
  * budget[d] > 0 lowers capacity[d] to min(capacity, budget).

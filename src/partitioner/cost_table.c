@@ -1,6 +1,7 @@
 /* cost_table.c — builds the cost table of a graph on a list of devices:
  * claims, each provider's estimate (or a roofline from its device info),
- * measured times in profile-guided mode, then constraints.
+ * measured times in profile-guided mode (the estimates they replace kept
+ * beside them for reports), then constraints.
  * Passes: 1. device facts; 2. value sizes; 3. node times; 4. constraints;
  * 5. every node keeps at least one finite entry (else an error naming it).
  */
@@ -102,6 +103,10 @@ het_status het_cost_table_build(const het_graph *g, const het_ep *devices,
   HET_TRY(het_table_devices(devices, constraints, info, &t));
   size_t nn = (size_t)g->n_nodes + 1, nv = (size_t)g->n_values + 1;
   t.node_time = het_arena_calloc(arena, nn * (size_t)n_devices, sizeof(double));
+  if (measured && measured_dev &&
+      !(t.estimate = het_arena_calloc(arena, nn * (size_t)n_devices,
+                                      sizeof(double))))
+    return het_error(HET_ERR_OUT_OF_MEMORY, "cost model: out of memory");
   t.value_bytes = het_arena_calloc(arena, nv, sizeof(double));
   t.value_const = het_arena_calloc(arena, nv, sizeof(bool));
   if (!t.node_time || !t.value_bytes || !t.value_const)
@@ -114,15 +119,18 @@ het_status het_cost_table_build(const het_graph *g, const het_ep *devices,
   for (int n = 0; n < g->n_nodes; n++) {
     bool any = false;
     for (int d = 0; d < n_devices; d++) {
-      double s = INFINITY;
+      double s = INFINITY, est = INFINITY;
       if (claims[d][n].claimed) {
-        bool have = measured && measured_dev && measured_dev[n] == d &&
+        bool have = t.estimate && measured_dev[n] == d &&
                     isfinite(measured[n]) && measured[n] >= 0;
-        s = have ? measured[n]
-                 : het_table_estimate(g, &devices[d], &info[d], n);
+        est = het_table_estimate(g, &devices[d], &info[d], n);
+        s = have ? measured[n] : est;
       }
       s = het_table_constrain(constraints, n, d, s);
       t.node_time[(size_t)n * n_devices + d] = s;
+      if (t.estimate)
+        t.estimate[(size_t)n * n_devices + d] =
+            het_table_constrain(constraints, n, d, est);
       any |= isfinite(s) != 0;
     }
     if (!any)

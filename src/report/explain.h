@@ -1,7 +1,8 @@
 /* explain.h — the placement report behind partview, `hetrt run --explain`
  * and het_session_explain(): every node with its provider and reason,
- * subgraphs, boundary nodes with the bytes they move, cost estimates and
- * planned peak memory per device.  Invariant: a het_explain is a plain
+ * subgraphs, boundary nodes with the bytes they move, cost estimates (next
+ * to the measured times of a node-times file) and planned peak memory per
+ * device.  Invariant: a het_explain is a plain
  * snapshot; its strings are borrowed from the session that filled it.
  */
 #ifndef HET_PARTITIONER_EXPLAIN_H
@@ -18,13 +19,18 @@ typedef struct het_explain_node {
   const char *provider;
   const char *reason;
   int subgraph;          /* index into subgraphs */
-  double est_seconds;    /* estimated time of this node on its provider */
+  double est_seconds;    /* the time placement used for this node on its
+                            provider: the estimate, or with node times the
+                            measured time where there is one */
   const char *boundary;  /* NULL, or "copy", "layout", "cast" */
   double bytes;          /* bytes a boundary node moves (0 otherwise) */
   const char *placed_by; /* what decided: "cost", "priority", a policy rule
                             ("rule 2 'attn' (p.yaml:7:5)"), "C API
                             constraint", "min_subgraph_nodes", "boundary",
                             "control flow" */
+  double model_seconds;  /* with node times: the provider's estimate */
+  double measured_seconds; /* with node times: the measured time on its
+                              provider; < 0 when the file has none */
 } het_explain_node;
 
 /* A data edge between two nodes (for DOT/HTML drawings). */
@@ -113,6 +119,13 @@ typedef struct het_explain {
                             dim unknown (no shape to plan for) */
   const char *unknown_example;
   int n_shapes;          /* shapes to plan for that were given */
+  const char *node_times; /* the node-times file planned with, or NULL;
+                             then n_measured compute nodes have a measured
+                             time on their provider, summing to
+                             measured_total, and model_total is the sum of
+                             the provider's estimates of the same nodes */
+  int n_measured, n_compute;
+  double measured_total, model_total;
   int n_model_nodes;     /* nodes of the model's graph (for n_unknown) */
   const char *plan;      /* the plan file the session was loaded from,
                             or NULL */

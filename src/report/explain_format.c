@@ -363,3 +363,19 @@ het_status het_explain_format(const het_explain *e, const char *format,
                    "unknown explain format '%s' (expected text, json, dot or html)",
                    format);
 }
+
+void het_explain_node_times_line(het_sbuf *b, const het_explain *e) {
+  char m[32], t[32];
+  if (!e->node_times)
+    return;
+  het_sbuf_printf(b, "node times (%s): %d of %d compute nodes measured on "
+                     "their provider; their estimate %s vs measured %s",
+                  e->node_times, e->n_measured, e->n_compute,
+                  het_explain_fmt_seconds(m, sizeof m, e->model_total),
+                  het_explain_fmt_seconds(t, sizeof t, e->measured_total));
+  if (e->measured_total > 0)
+    het_sbuf_printf(b, " (estimate / measured %.2f)",
+                    e->model_total / e->measured_total);
+  het_sbuf_puts(b, "; placement used the measured times (the estimate for "
+                   "a node without one)");
+}

@@ -56,6 +56,12 @@ bool het_explain_edge_crosses(const het_explain *e, int k);
 /* Appends "estimated latency: cost X vs priority Y (-47%)" (no newline). */
 void het_explain_summary_line(het_sbuf *b, const het_explain *e);
 
+/* With node times (e->node_times), appends "node times (FILE): N of M
+ * compute nodes measured on their provider; their estimate X vs measured
+ * Y (estimate / measured R); placement used the measured times (the
+ * estimate for a node without one)" (no newline); nothing without. */
+void het_explain_node_times_line(het_sbuf *b, const het_explain *e);
+
 /* Appends "arena A vs intermediates I without reuse (Nx), weights W" for
  * dev, or, when dev->estimated, "no plan (symbolic input shapes):
  * intermediates I without reuse, weights W" (no newline). */

@@ -3,8 +3,10 @@
  * boundary nodes drawn as distinct shapes (copy: cds, layout:
  * parallelogram, cast: hexagon) with the bytes they move, subgraphs with
  * compute nodes as clusters, edges that cross devices drawn bold and labelled with bytes, a
- * provider legend and, as the graph label, the cost-vs-priority line and
- * per device the planned peak, arena, intermediates without reuse, weights.
+ * provider legend and, as the graph label, the cost-vs-priority line,
+ * per device the planned peak, arena, intermediates without reuse, weights
+ * and, with node times, their totals (each node's estimate and measured
+ * time in its tooltip).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +72,15 @@ static void dot_node(const het_explain *e, int i, het_sbuf *b,
   het_sbuf_dot_text(b, n->op_type);
   het_sbuf_puts(b, ") on ");
   het_sbuf_dot_text(b, n->provider);
-  het_sbuf_printf(b, ", %s: ",
+  het_sbuf_printf(b, ", %s",
                   het_explain_fmt_seconds(t, sizeof t, n->est_seconds));
+  if (e->node_times && n->measured_seconds >= 0) {
+    char m[32];
+    het_sbuf_printf(b, " (estimate %s, measured %s)",
+                    het_explain_fmt_seconds(t, sizeof t, n->model_seconds),
+                    het_explain_fmt_seconds(m, sizeof m, n->measured_seconds));
+  }
+  het_sbuf_puts(b, ": ");
   het_sbuf_dot_text(b, n->reason);
   het_sbuf_puts(b, "\"];\n");
 }
@@ -174,6 +183,10 @@ void het_explain_render_dot(const het_explain *e, het_sbuf *b) {
                     het_explain_fmt_bytes(t, sizeof t,
                                           (double)e->devices[d].planned_peak));
     het_explain_memory_line(&summary, &e->devices[d]);
+  }
+  if (e->node_times) {
+    het_sbuf_puts(&summary, "\n");
+    het_explain_node_times_line(&summary, e);
   }
   if (summary.failed)
     b->failed = true;

@@ -1,8 +1,10 @@
 /* explain_format_html.c — the HTML placement report: one self-contained
  * file (inline CSS, a tiny inline script for sorting and filtering, an
  * inline SVG timeline of the subgraph estimates; no external references)
- * with the summary, warnings, devices, shape regimes, subgraphs, boundary
- * nodes and nodes.
+ * with the summary (with node times: the totals of each node's estimate
+ * and measured time), warnings, devices, shape regimes, subgraphs,
+ * boundary nodes and nodes (with node times: each node's estimate,
+ * measured time and their ratio).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +124,18 @@ static void html_summary(const het_explain *e, het_sbuf *b) {
     b->failed = true;
   het_sbuf_html_text(b, line.data);
   free(line.data);
-  het_sbuf_puts(b, "</p></div>\n");
+  het_sbuf_puts(b, "</p>");
+  if (e->node_times) {
+    het_sbuf times = {0};
+    het_explain_node_times_line(&times, e);
+    if (times.failed)
+      b->failed = true;
+    het_sbuf_puts(b, "\n<p>");
+    het_sbuf_html_text(b, times.data);
+    het_sbuf_puts(b, "</p>");
+    free(times.data);
+  }
+  het_sbuf_puts(b, "</div>\n");
   if (e->plan) {
     het_sbuf_puts(b, "<p>plan <b>");
     het_sbuf_html_text(b, e->plan);
@@ -215,13 +228,32 @@ static void html_boundaries(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "</tbody></table>\n");
 }
 
+/* With node times: the measured time and estimate / measured of node n
+ * ("-", sorted first, where the file has none). */
+static void html_measured(het_sbuf *b, const het_explain_node *n) {
+  if (n->measured_seconds < 0) {
+    het_sbuf_puts(b, "<td class=\"n\" data-v=\"-1\">-</td>"
+                     "<td class=\"n\" data-v=\"-1\">-</td>");
+    return;
+  }
+  html_seconds(b, n->measured_seconds);
+  if (n->measured_seconds > 0) {
+    double r = n->model_seconds / n->measured_seconds;
+    het_sbuf_printf(b, "<td class=\"n\" data-v=\"%.6g\">%.2f</td>", r, r);
+  } else {
+    het_sbuf_puts(b, "<td class=\"n\" data-v=\"-1\">-</td>");
+  }
+}
+
 static void html_nodes(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "<h2>Nodes</h2>\n<p><input id=\"filter\" "
                    "placeholder=\"filter nodes\"></p>\n<table class=\"sort\" "
                    "id=\"nodes\"><thead><tr><th>#</th><th>name</th>"
                    "<th>op_type</th><th>provider</th><th>subgraph</th>"
-                   "<th>estimate</th><th>placed by</th><th>reason</th></tr>"
-                   "</thead><tbody>\n");
+                   "<th>estimate</th>");
+  if (e->node_times)
+    het_sbuf_puts(b, "<th>measured</th><th>estimate / measured</th>");
+  het_sbuf_puts(b, "<th>placed by</th><th>reason</th></tr></thead><tbody>\n");
   for (int i = 0; i < e->n_nodes; i++) {
     const het_explain_node *n = &e->nodes[i];
     het_sbuf_printf(b, "<tr><td class=\"n\" data-v=\"%d\">%d</td>", i, i);
@@ -230,7 +262,9 @@ static void html_nodes(const het_explain *e, het_sbuf *b) {
     html_provider(e, b, n->provider);
     het_sbuf_printf(b, "<td class=\"n\" data-v=\"%d\">%d</td>", n->subgraph,
                     n->subgraph);
-    html_seconds(b, n->est_seconds);
+    html_seconds(b, e->node_times ? n->model_seconds : n->est_seconds);
+    if (e->node_times)
+      html_measured(b, n);
     html_cell(b, n->placed_by);
     html_cell(b, n->reason);
     het_sbuf_puts(b, "</tr>\n");

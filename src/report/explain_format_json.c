@@ -1,14 +1,15 @@
 /* explain_format_json.c — the JSON placement report (also returned by
  * het_session_explain(s, "json", ...)).  One object: model, algorithm,
  * plan (a plan file's session: file, made, grade, why), warnings, nodes
- * (index, name, op_type, provider, placed_by, reason,
- * subgraph, est_seconds, boundary, bytes), edges, subgraphs,
- * boundary_nodes, devices (planned_peak, capacity, arena, intermediates,
- * weights, estimated), rules (label, where, actions, note, nodes,
- * not_tested, not_followed), estimated_unknown, estimates and, for a
- * session that re-plans per shape regime, replan_gain, max_regimes,
- * regimes and regime_choices.  Strings are escaped so the output always
- * parses.
+ * (index, name, op_type, provider, placed_by, reason, subgraph,
+ * est_seconds, boundary, bytes; with node times also estimate_seconds and
+ * measured_seconds), edges, subgraphs, boundary_nodes, devices
+ * (planned_peak, capacity, arena, intermediates, weights, estimated),
+ * rules (label, where, actions, note, nodes, not_tested, not_followed),
+ * estimated_unknown, estimates, node_times (null without a node-times
+ * file) and, for a session that re-plans per shape regime, replan_gain,
+ * max_regimes, regimes and regime_choices.  Strings are escaped so the
+ * output always parses.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,15 @@ static void json_nodes(const het_explain *e, het_sbuf *b) {
     het_sbuf_json_str(b, n->boundary);
     het_sbuf_puts(b, ",\"bytes\":");
     het_sbuf_json_num(b, n->bytes);
+    if (e->node_times) {
+      het_sbuf_puts(b, ",\"estimate_seconds\":");
+      het_sbuf_json_num(b, n->model_seconds);
+      het_sbuf_puts(b, ",\"measured_seconds\":");
+      if (n->measured_seconds >= 0)
+        het_sbuf_json_num(b, n->measured_seconds);
+      else
+        het_sbuf_puts(b, "null");
+    }
     het_sbuf_putc(b, '}');
   }
   het_sbuf_puts(b, e->n_nodes ? "\n  ],\n" : "],\n");
@@ -144,6 +154,29 @@ static void json_estimates(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "},\n");
 }
 
+/* "node_times": null, or the file and the totals over its measured nodes. */
+static void json_node_times(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"node_times\": ");
+  if (!e->node_times) {
+    het_sbuf_puts(b, "null,\n");
+    return;
+  }
+  het_sbuf_puts(b, "{\"file\":");
+  het_sbuf_json_str(b, e->node_times);
+  het_sbuf_printf(b, ",\"measured_nodes\":%d,\"compute_nodes\":%d,"
+                     "\"estimate_seconds\":",
+                  e->n_measured, e->n_compute);
+  het_sbuf_json_num(b, e->model_total);
+  het_sbuf_puts(b, ",\"measured_seconds\":");
+  het_sbuf_json_num(b, e->measured_total);
+  het_sbuf_puts(b, ",\"estimate_over_measured\":");
+  if (e->measured_total > 0)
+    het_sbuf_json_num(b, e->model_total / e->measured_total);
+  else
+    het_sbuf_puts(b, "null");
+  het_sbuf_puts(b, ",\"placement_used\":\"measured\"},\n");
+}
+
 static void json_rules(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "  \"rules\": [");
   for (int r = 0; r < e->n_rules; r++) {
@@ -203,6 +236,7 @@ void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   json_devices(e, b);
   json_rules(e, b);
   json_estimates(e, b);
+  json_node_times(e, b);
   het_explain_regimes_json(e, b);
   /* The human line last, so every key before it ends with a comma. */
   het_sbuf line = {0};

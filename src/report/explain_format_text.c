@@ -1,10 +1,12 @@
 /* explain_format_text.c — the plain-text placement report (partview's
  * default and `hetrt run --explain`): warnings, every node with provider,
- * subgraph, estimate, what placed it and reason, the subgraphs, the
+ * subgraph, estimate (with node times: the estimate, the measured time and
+ * their ratio), what placed it and reason, the subgraphs, the
  * boundary nodes with the bytes they move, planned peak memory per device
  * (next to the arena, the sum of all intermediates without reuse and the
  * weights), the policy's rules with the nodes each matched, how many nodes
- * were estimated with unknown dims, and the cost estimates.  Also the
+ * were estimated with unknown dims, the node times' totals, and the cost
+ * estimates.  Also the
  * "rules" format: warnings and rules only (`hetrt policy check`).
  */
 #include <stdio.h>
@@ -19,6 +21,28 @@ static int text_width(const char *s, int w) {
   return n > w ? (n > 40 ? 40 : n) : w;
 }
 
+/* The time columns of node n: the estimate, and with node times the
+ * provider's estimate, the measured time and their ratio ("-" where the
+ * file has none). */
+static void text_node_times(const het_explain *e, const het_explain_node *n,
+                            het_sbuf *b) {
+  char t[32], m[32], r[32];
+  if (!e->node_times) {
+    het_sbuf_printf(b, "%10s",
+                    het_explain_fmt_seconds(t, sizeof t, n->est_seconds));
+    return;
+  }
+  bool have = n->measured_seconds >= 0;
+  snprintf(r, sizeof r, "-");
+  if (n->measured_seconds > 0)
+    snprintf(r, sizeof r, "%.2f", n->model_seconds / n->measured_seconds);
+  const char *meas =
+      have ? het_explain_fmt_seconds(m, sizeof m, n->measured_seconds) : "-";
+  het_sbuf_printf(b, "%10s  %10s  %8s",
+                  het_explain_fmt_seconds(t, sizeof t, n->model_seconds), meas,
+                  r);
+}
+
 static void text_nodes(const het_explain *e, het_sbuf *b) {
   int wn = 4, wo = 7, wp = 8, wb = 9;
   for (int i = 0; i < e->n_nodes; i++) {
@@ -28,21 +52,26 @@ static void text_nodes(const het_explain *e, het_sbuf *b) {
     wb = text_width(e->nodes[i].placed_by, wb);
   }
   het_sbuf_printf(b, "nodes (%d):\n", e->n_nodes);
-  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %4s  %10s  %-*s  %s\n", "#",
-                  wn, "name", wo, "op_type", wp, "provider", "sg",
-                  "estimate", wb, "placed by", "reason");
+  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %4s  ", "#", wn, "name", wo,
+                  "op_type", wp, "provider", "sg");
+  if (e->node_times)
+    het_sbuf_printf(b, "%10s  %10s  %8s", "estimate", "measured", "est/meas");
+  else
+    het_sbuf_printf(b, "%10s", "estimate");
+  het_sbuf_printf(b, "  %-*s  %s\n", wb, "placed by", "reason");
   for (int i = 0; i < e->n_nodes; i++) {
     const het_explain_node *n = &e->nodes[i];
-    char t[32], sg[16];
+    char sg[16];
     if (n->subgraph >= 0)
       snprintf(sg, sizeof sg, "%d", n->subgraph);
     else
       snprintf(sg, sizeof sg, "-");
-    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %4s  %10s  %-*s  %s\n", i,
-                    wn, or_dash(n->name), wo, or_dash(n->op_type), wp,
-                    or_dash(n->provider), sg,
-                    het_explain_fmt_seconds(t, sizeof t, n->est_seconds), wb,
-                    or_dash(n->placed_by), or_dash(n->reason));
+    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %4s  ", i, wn,
+                    or_dash(n->name), wo, or_dash(n->op_type), wp,
+                    or_dash(n->provider), sg);
+    text_node_times(e, n, b);
+    het_sbuf_printf(b, "  %-*s  %s\n", wb, or_dash(n->placed_by),
+                    or_dash(n->reason));
   }
 }
 
@@ -170,6 +199,10 @@ void het_explain_render_text(const het_explain *e, het_sbuf *b) {
   }
   het_sbuf_putc(b, '\n');
   text_unknown(e, b);
+  if (e->node_times) {
+    het_explain_node_times_line(b, e);
+    het_sbuf_putc(b, '\n');
+  }
   het_sbuf_printf(b, "estimated total: %s (%d subgraph%s)\n",
                   het_explain_fmt_seconds(t, sizeof t, e->est_total),
                   e->n_subgraphs, e->n_subgraphs == 1 ? "" : "s");

@@ -144,6 +144,11 @@ typedef struct het_graph_build {
   unsigned *allowed;
   int *rule_of;
   const char **placed_by;
+  /* With node_times (profile-guided mode), per model node: the measured
+   * seconds and the provider they were measured on (-1: none); NULL
+   * without a node-times file.  cost.estimate keeps the estimates. */
+  const double *measured;
+  const int *measured_dev;
   int n_estimated_unknown;  /* nodes whose cost was estimated with a dim
                                unknown (no shape to plan for) */
   const char *estimated_unknown_example;
@@ -172,6 +177,7 @@ struct het_session {
   int n_rule_reports;
   het_rule_report *rule_reports; /* per policy rule */
   int n_shapes;             /* shapes to plan for the session was given */
+  const char *node_times;   /* the node-times file planned with, or NULL */
   struct het_measure *measure; /* session_measure.c, when measure/trace */
   bool graph_ready;         /* graph came inferred and optimized (a shape
                                regime's copy): the build skips both */

@@ -320,6 +320,11 @@ static het_status het_assign(het_build_ctx *x, het_graph_build *b,
   int *measured_dev = NULL;
   if (o && o->node_times)
     HET_TRY(het_measure_load(s, b, o->node_times, &measured, &measured_dev));
+  b->measured = measured;
+  b->measured_dev = measured_dev;
+  if (measured && !s->node_times &&
+      !(s->node_times = het_arena_strdup(&s->arena, o->node_times)))
+    return het_error(HET_ERR_OUT_OF_MEMORY, "node times: out of memory");
   het_shape *saved = NULL;
   if (b == &s->top)
     HET_TRY(het_shape_hints_begin(o, g, &saved));

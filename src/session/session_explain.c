@@ -149,6 +149,21 @@ static double het_host_bandwidth(const het_session *s) {
   return 1e10;
 }
 
+/* With node times: the provider's estimate of a compute node next to its
+ * measured time on that provider (-1: none measured there). */
+static void het_explain_node_measured(const het_graph_build *b, int node,
+                                      int p, het_explain_node *en) {
+  en->model_seconds = en->est_seconds;
+  en->measured_seconds = -1;
+  if (!b->cost.estimate || node >= b->n_model_nodes || p < 0 ||
+      b->partition.kind[node] != HET_STEP_COMPUTE)
+    return;
+  double t = b->cost.estimate[node * b->cost.n_devices + p];
+  en->model_seconds = isfinite(t) ? t : 0;
+  if (b->measured_dev[node] == p && b->measured[node] >= 0)
+    en->measured_seconds = b->measured[node];
+}
+
 static void het_explain_node_fill(const het_session *s,
                                   const het_graph_build *b, int node,
                                   het_explain_node *en) {
@@ -191,6 +206,7 @@ static void het_explain_node_fill(const het_session *s,
   }
   if (!isfinite(en->est_seconds))
     en->est_seconds = 0;
+  het_explain_node_measured(b, node, p, en);
 }
 
 /* Nodes, subgraphs and edges of build b, appended to e (pos: scratch per
@@ -232,6 +248,23 @@ static void het_explain_build(const het_session *s, const het_graph_build *b,
       ed->value = g->values[v].name;
       ed->bytes = het_value_bytes(&g->values[v]);
     }
+}
+
+/* With node times: how many compute nodes were measured, and the measured
+ * and estimated totals over them. */
+static void het_explain_totals(const het_session *s, het_explain *e) {
+  e->node_times = s->top.cost.estimate ? s->node_times : NULL;
+  for (int i = 0; e->node_times && i < e->n_nodes; i++) {
+    const het_explain_node *n = &e->nodes[i];
+    if (n->subgraph < 0)
+      continue; /* boundary and control-flow steps */
+    e->n_compute++;
+    if (n->measured_seconds < 0)
+      continue;
+    e->n_measured++;
+    e->measured_total += n->measured_seconds;
+    e->model_total += n->model_seconds;
+  }
 }
 
 static het_status het_explain_fill(const het_session *s, het_arena *a,
@@ -282,6 +315,7 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
   e->unknown_example = s->top.estimated_unknown_example;
   e->n_model_nodes = s->top.n_model_nodes;
   e->n_shapes = s->n_shapes;
+  het_explain_totals(s, e);
   if (s->n_rule_reports) {
     e->rules = het_arena_calloc(a, (size_t)s->n_rule_reports, sizeof *e->rules);
     if (!e->rules)

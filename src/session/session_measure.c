@@ -184,6 +184,10 @@ void het_session_clear_trace_impl(het_session *s) {
     pthread_mutex_lock(&m->mu);
     m->n_events = 0;
     m->n_runs = 0;
+    for (int id = 0; id < m->n_nodes; id++) {
+      m->sum[id] = 0;
+      m->runs[id] = 0;
+    }
     pthread_mutex_unlock(&m->mu);
   }
 }

@@ -3,7 +3,9 @@
 # (text, json, dot, html) on cpu alone and, when the emu provider and the
 # npu profile exist, on emu,cpu; JSON parses and names every model node
 # with op_type/provider/reason; the made model's memory figures (arena,
-# intermediates without reuse, weights) equal hand-computed sizes; DOT has one node per report node and parses
+# intermediates without reuse, weights) equal hand-computed sizes; with
+# --node-times each node's estimate next to the file's time, in every
+# format; DOT has one node per report node and parses
 # with graphviz when installed; HTML is self-contained; -o; --help,
 # --version and the exit codes (0 ok, 1 failure, 2 usage).
 # Usage: test_partview.sh PATH/TO/partview [MODELS_DIR]
@@ -212,6 +214,62 @@ if [ -f "$NPU" ] && pv 0 "$IFM" --providers emu,cpu --devices "$NPU" --algorithm
   grep -Eq '^ +[0-9]+ +If_0 +If +host .*control flow' "$WORK/out" ||
     fail "if_conv: the If is not listed as the host's"
 fi
+
+# Node times: with --node-times each compute node shows its estimate (the
+# one partview shows without the file; within 20%, as two processes may
+# measure the CPU's speed differently when the cache cannot be written),
+# the file's time and placement's time (the file's); the totals cover the
+# measured nodes only.
+pv 0 "$MODEL" --providers cpu --optimization none --format json &&
+  cp "$WORK/out" "$WORK/plain.json" &&
+  "$PY" - "$WORK/plain.json" "$WORK/times.tsv" <<'EOF3' || fail "writing a node-times file"
+import json, sys
+nodes = [n for n in json.load(open(sys.argv[1]))["nodes"] if n["boundary"] is None]
+with open(sys.argv[2], "w") as f:
+    f.write("# made by test_partview.sh\n")
+    for k, n in enumerate(nodes[:3]):
+        f.write("%s\tcpu\t%.9g\t5\n" % (n["name"], (k + 1) * 1e-3))
+EOF3
+pv 0 "$MODEL" --providers cpu --optimization none --format json --node-times "$WORK/times.tsv" &&
+  { "$PY" - "$WORK/plain.json" "$WORK/out" <<'EOF4' || fail "json with --node-times"
+import json, sys
+plain = {n["name"]: n for n in json.load(open(sys.argv[1]))["nodes"] if n["boundary"] is None}
+rep = json.load(open(sys.argv[2]))
+nodes = [n for n in rep["nodes"] if n["boundary"] is None]
+def need(cond, msg):
+    if not cond:
+        sys.exit(msg)
+def near(a, b):
+    return abs(a - b) <= 0.2 * max(abs(a), abs(b))
+want_est = 0.0
+for k, n in enumerate(nodes):
+    p = plain[n["name"]]
+    need(near(n["estimate_seconds"], p["est_seconds"]),
+         "%s: estimate %r, %r without the file" % (n["name"], n["estimate_seconds"], p["est_seconds"]))
+    if k < 3:
+        need(abs(n["measured_seconds"] - (k + 1) * 1e-3) < 1e-12 and
+             abs(n["est_seconds"] - (k + 1) * 1e-3) < 1e-12,
+             "%s: measured %r, placement's %r" % (n["name"], n["measured_seconds"], n["est_seconds"]))
+        want_est += n["estimate_seconds"]
+    else:
+        need(n["measured_seconds"] is None and n["est_seconds"] == n["estimate_seconds"],
+             "%s: not measured, yet %r" % (n["name"], n))
+t = rep["node_times"]
+need(t["measured_nodes"] == 3 and t["compute_nodes"] == len(nodes), "counts %r" % t)
+need(abs(t["measured_seconds"] - 6e-3) < 1e-12, "measured total %r" % t)
+need(abs(t["estimate_seconds"] - want_est) < 1e-12, "estimate total %r, want %r" % (t, want_est))
+need(abs(t["estimate_over_measured"] - want_est / 6e-3) < 1e-9, "ratio %r" % t)
+need(json.load(open(sys.argv[1]))["node_times"] is None, "node_times without the file")
+EOF4
+  }
+pv 0 "$MODEL" --providers cpu --optimization none --node-times "$WORK/times.tsv" && {
+  has_out "  estimate    measured  est/meas  placed by" "text with --node-times"
+  has_out "^node times (.*times.tsv): 3 of [0-9]* compute nodes measured on their provider; their estimate .* vs measured 6.00 ms (estimate / measured [0-9.]*); placement used the measured times" "text with --node-times"
+  has_out " 1.00 ms  " "text with --node-times"; }
+pv 0 "$MODEL" --providers cpu --optimization none --node-times "$WORK/times.tsv" --format html &&
+  has_out "<th>measured</th><th>estimate / measured</th>" "html with --node-times"
+pv 0 "$MODEL" --providers cpu --optimization none --node-times "$WORK/times.tsv" --format dot &&
+  has_out ", measured 1.00 ms)" "dot with --node-times"
 
 # Escaping of the node named  conv "stem" <a&b>\x  in HTML and DOT.
 pv 0 "$MODEL" --providers cpu --format html

@@ -194,7 +194,7 @@ static int bench_main(int argc, char **argv, bool profile) {
   times = malloc((size_t)a.runs * sizeof *times);
   if (!times || !bench_loop(&a, s, &in, n_out, a.warmup, NULL))
     goto done;
-  if (profile) /* trace the timed runs only */
+  if (profile || a.save_times) /* trace and time the timed runs only */
     het_session_clear_trace(s);
   if (!bench_loop(&a, s, &in, n_out, a.runs, times) || (profile && !bench_profile_report(s, &a)))
     goto done;

@@ -1,9 +1,10 @@
 /* profile.c — the CPU's device facts (het_cpu_device_info): peak FLOP/s
- * from a ~20 ms SGEMM through cblas and memory bandwidth from a memcpy
- * probe, measured once and cached on disk (so placements computed from it
- * are the same in every process on this machine) and per process
- * (pthread_once); a YAML device profile may override any field
- * (het_cpu_device_info_load).
+ * from a ~20 ms SGEMM through cblas (on OpenBLAS's threads), one thread's
+ * rates of the kernels' float32 GEMMs (het_cpu_thread_flops) and memory
+ * bandwidth from a memcpy probe, measured once and cached on disk (so
+ * placements computed from it are the same in every process on this
+ * machine) and per process (pthread_once); a YAML device profile may
+ * override any field (het_cpu_device_info_load).
  */
 #include <cblas.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 
 #include "core/cache.h"
 #include "core/status.h"
+#include "kernels/sgemm.h"
 #include "providers/cpu/profile.h"
 
 #define HET_CPU_GEMM_N 256
@@ -30,6 +32,7 @@
 
 static pthread_once_t het_cpu_once = PTHREAD_ONCE_INIT;
 static het_device_info het_cpu_measured;
+static het_cpu_thread_rates het_cpu_measured_thread;
 
 static double het_cpu_now(void) {
   struct timespec ts;
@@ -90,25 +93,37 @@ static bool het_cpu_cache_path(char *path, size_t cap, bool make_dirs) {
   return het_cache_path("cpu-profile.txt", path, cap, make_dirs);
 }
 
-static bool het_cpu_cache_load(het_device_info *m) {
+/* The cached device rates into m and the one-thread rates into *thread
+ * (zero when the file predates their lines: such a cache stays valid, and
+ * only the one-thread probes run). */
+static bool het_cpu_cache_load(het_device_info *m,
+                               het_cpu_thread_rates *thread) {
   char path[4096];
   if (!het_cpu_cache_path(path, sizeof path, false))
     return false;
   FILE *f = fopen(path, "r");
   if (!f)
     return false;
-  double flops = 0, bw = 0;
+  double flops = 0, bw = 0, own = 0, blas = 0;
   int n = fscanf(f, "peak_flops_f32 %lf memory_bandwidth %lf", &flops, &bw);
+  if (n == 2 &&
+      fscanf(f, " gemm_flops_f32_thread %lf blas_flops_f32_thread %lf", &own,
+             &blas) != 2)
+    own = blas = 0;
   fclose(f);
   if (n != 2 || !(flops > 0) || !(bw > 0) || !isfinite(flops) || !isfinite(bw))
     return false;
   m->peak_flops_f32 = flops;
   m->memory_bandwidth = bw;
+  bool ok = own > 0 && isfinite(own) && blas > 0 && isfinite(blas);
+  thread->gemm = ok ? own : 0;
+  thread->blas = ok ? blas : 0;
   return true;
 }
 
 /* Best effort: a machine without a writable cache measures every time. */
-static void het_cpu_cache_store(const het_device_info *m) {
+static void het_cpu_cache_store(const het_device_info *m,
+                                const het_cpu_thread_rates *thread) {
   char path[4096], tmp[4200];
   if (!het_cpu_cache_path(path, sizeof path, true))
     return;
@@ -118,6 +133,8 @@ static void het_cpu_cache_store(const het_device_info *m) {
     return;
   fprintf(f, "peak_flops_f32 %.6g\nmemory_bandwidth %.6g\n",
           m->peak_flops_f32, m->memory_bandwidth);
+  fprintf(f, "gemm_flops_f32_thread %.6g\nblas_flops_f32_thread %.6g\n",
+          thread->gemm, thread->blas);
   if (fclose(f) == 0)
     rename(tmp, path);
   else
@@ -126,13 +143,20 @@ static void het_cpu_cache_store(const het_device_info *m) {
 
 static void het_cpu_measure(void) {
   het_device_info *m = &het_cpu_measured;
+  het_cpu_thread_rates *thread = &het_cpu_measured_thread;
   memset(m, 0, sizeof *m);
   m->host_memory = true;
-  if (!het_cpu_cache_load(m)) {
+  bool cached = het_cpu_cache_load(m, thread);
+  if (!cached) {
     m->peak_flops_f32 = het_cpu_bench_gemm();
     m->memory_bandwidth = het_cpu_bench_copy();
-    if (m->peak_flops_f32 > 0 && m->memory_bandwidth > 0)
-      het_cpu_cache_store(m);
+  }
+  if (!cached || !(thread->gemm > 0)) {
+    thread->gemm = het_kernel_sgemm_rate(HET_KERNEL_GEMM_OWN);
+    thread->blas = het_kernel_sgemm_rate(HET_KERNEL_GEMM_BLAS);
+    if (m->peak_flops_f32 > 0 && m->memory_bandwidth > 0 && thread->gemm > 0 &&
+        thread->blas > 0)
+      het_cpu_cache_store(m, thread);
   }
   if (!(m->peak_flops_f32 > 0))
     m->peak_flops_f32 = 1e10; /* out of memory: a modest default */
@@ -148,6 +172,11 @@ het_status het_cpu_device_info(het_device_info *out) {
   pthread_once(&het_cpu_once, het_cpu_measure);
   *out = het_cpu_measured;
   return HET_OK;
+}
+
+het_cpu_thread_rates het_cpu_thread_flops(void) {
+  pthread_once(&het_cpu_once, het_cpu_measure);
+  return het_cpu_measured_thread;
 }
 
 /* ---- profile file (the format of configs/devices/README.md) ---- */

@@ -15,6 +15,18 @@
  * float32 peak (the CPU kernels compute in float32).  Never fails. */
 het_status het_cpu_device_info(het_device_info *out);
 
+/* One thread's float32 FLOP/s with the kernels' two GEMMs
+ * (het_kernel_sgemm_rate): gemm, oneDNN's when built, which Conv, MatMul,
+ * Gemm and hetrt.Attention run on, and blas, OpenBLAS's (ConvTranspose,
+ * LSTM/GRU/RNN).  Measured and cached with het_cpu_device_info's facts
+ * (cpu-profile.txt, lines gemm_flops_f32_thread and
+ * blas_flops_f32_thread); zero when they could not be measured.  The CPU's
+ * estimate (estimate.c) is relative to them.  Thread-safe; never fails. */
+typedef struct het_cpu_thread_rates {
+  double gemm, blas;
+} het_cpu_thread_rates;
+het_cpu_thread_rates het_cpu_thread_flops(void);
+
 /* The facts from a YAML device profile in the format of
  * configs/devices/README.md (provider must be "cpu"): name,
  * memory_capacity (512MiB, 16GB, 0 = unlimited), peak_flops (a scalar

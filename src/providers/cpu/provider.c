@@ -7,7 +7,8 @@
  * own thread, which then runs the kernels with the pool's workers.
  * Options: cpu.layout = auto (default) | nchw (no NHWC values);
  * cpu.conv_algo = auto (default: Winograd for a 3x3 Conv where it times
- * faster at compile) | direct | winograd.
+ * faster at compile) | direct | winograd; cpu.estimate = calibrated
+ * (default: estimate.c) | roofline (the core's plain roofline).
  * Invariant: a compiled subgraph is immutable after compile, so
  * concurrent runs share it safely.
  */
@@ -21,6 +22,7 @@
 #include "kernels/parallel.h"
 #include "kernels/tuning.h"
 #include "providers/cpu/cpu.h"
+#include "providers/cpu/estimate.h"
 #include "providers/cpu/layout.h"
 #include "providers/cpu/profile.h"
 #include "providers/cpu/threadpool.h"
@@ -32,11 +34,14 @@ typedef struct het_cpu_state {
   bool deterministic;      /* config->deterministic: nothing timed */
   het_threadpool *pool; /* threads-1 workers */
   het_parallel par;     /* the kernels' view of pool */
+  het_cpu_estimator est; /* estimate_cost's inputs (cpu.estimate) */
 } het_cpu_state;
 
 /* The device: its facts (from the profile, or measured). */
 typedef struct het_cpu_device {
   het_device_info info;
+  het_cpu_thread_rates thread; /* one thread's FLOP/s when measured, 0
+                                  with a profile (its rates as given) */
 } het_cpu_device;
 
 typedef struct het_cpu_compiled {
@@ -74,9 +79,18 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
                      "winograd",
                      value);
   }
+  if (strcmp(key, "estimate") == 0) {
+    if (strcmp(value, "calibrated") && strcmp(value, "roofline"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'cpu.estimate': '%s' is not calibrated or "
+                       "roofline",
+                       value);
+    s->est.roofline = strcmp(value, "roofline") == 0;
+    return HET_OK;
+  }
   return het_error(HET_ERR_INVALID_ARGUMENT,
                    "provider 'cpu': unknown option 'cpu.%s' (known: "
-                   "cpu.layout, cpu.conv_algo)",
+                   "cpu.layout, cpu.conv_algo, cpu.estimate)",
                    key);
 }
 
@@ -86,15 +100,32 @@ static het_status het_cpu_create(const het_provider_config *config,
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   s->threads = config && config->threads > 0 ? config->threads : 1;
+  het_cpu_estimator_init(&s->est);
+  const het_cpu_device *dev =
+      config && config->device && config->device->vt == &het_cpu_provider
+          ? config->device->state
+          : NULL;
+  het_cpu_thread_rates thread = dev ? dev->thread : het_cpu_thread_flops();
+  if (dev)
+    s->est.info = dev->info;
+  else
+    het_cpu_device_info(&s->est.info);
+  s->est.gemm_flops = thread.gemm;
+  s->est.blas_flops = thread.blas;
+  s->est.threads = s->threads;
   s->deterministic = config && config->deterministic;
   het_status st = HET_OK;
   for (int i = 0; st == HET_OK && config && i < config->n_options; i++)
     st = het_cpu_option(s, config->option_keys[i], config->option_values[i]);
+  s->est.nchw_only = s->nchw_only;
+  s->est.winograd = s->conv_algo != HET_CONV_ALGO_DIRECT;
   if (st == HET_OK)
     st = het_threadpool_create(s->threads, &s->pool);
   if (st == HET_OK)
     het_threadpool_parallel(s->pool, &s->par);
   if (st != HET_OK) {
+    het_threadpool_destroy(s->pool);
+    het_cpu_estimator_deinit(&s->est);
     free(s);
     return st;
   }
@@ -124,6 +155,8 @@ static het_status het_cpu_device_open(int index, const char *profile_path,
     return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
   het_status st = profile_path ? het_cpu_device_info_load(profile_path, &d->info)
                                : het_cpu_device_info(&d->info);
+  if (!profile_path)
+    d->thread = het_cpu_thread_flops();
   if (st != HET_OK) {
     free(d);
     return st;
@@ -138,14 +171,16 @@ static void het_cpu_device_close(void *device_state) { free(device_state); }
 
 static void het_cpu_destroy(void *state) {
   het_cpu_state *s = state;
-  if (s)
-    het_threadpool_destroy(s->pool);
+  if (!s)
+    return;
+  het_threadpool_destroy(s->pool);
+  het_cpu_estimator_deinit(&s->est);
   free(s);
 }
 
 static het_status het_cpu_get_capability(void *state, const het_graph *graph,
                                          het_claim *claims) {
-  (void)state;
+  het_cpu_state *s = state;
   for (int n = 0; n < graph->n_nodes; n++) {
     const het_node *node = &graph->nodes[n];
     het_claim *c = &claims[n];
@@ -165,7 +200,14 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
     c->claimed = true;
     snprintf(c->reason, sizeof c->reason, "CPU kernel for %s", node->op_type);
   }
-  return HET_OK;
+  /* the layouts its estimates assume, from the graph's own shapes */
+  return het_cpu_estimator_plan(&s->est, graph, claims);
+}
+
+static het_status het_cpu_estimate_cost(void *state, const het_graph *graph,
+                                        int node, double *seconds) {
+  het_cpu_state *s = state;
+  return het_cpu_estimate(&s->est, graph, node, seconds);
 }
 
 static void het_cpu_destroy_compiled(void *state, void *compiled) {
@@ -516,7 +558,7 @@ const het_provider_vtable het_cpu_provider = {
     .create = het_cpu_create,
     .destroy = het_cpu_destroy,
     .get_capability = het_cpu_get_capability,
-    .estimate_cost = NULL,
+    .estimate_cost = het_cpu_estimate_cost,
     .compile = het_cpu_compile,
     .destroy_compiled = het_cpu_destroy_compiled,
     .device_count = het_cpu_device_count,
