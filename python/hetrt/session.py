@@ -206,6 +206,13 @@ class InferenceSession:
         ``node_times`` option.  Needs ``options={"measure": True}``."""
         self._sess.save_node_times(os.fspath(path))
 
+    def save_plan(self, path):
+        """Writes the session as an ahead-of-time plan file
+        (docs/plan-format.md): ``InferenceSession(path)`` then loads it
+        without rewriting, partitioning or timing anything, with outputs
+        bitwise those of this session on the same machine."""
+        self._sess.save_plan(os.fspath(path))
+
     def planned_peak(self, provider="host"):
         """Planned peak bytes of a memory space ("host" or a provider)."""
         return self._sess.planned_peak(provider)

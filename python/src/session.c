@@ -335,7 +335,8 @@ static PyObject *session_profile(hetpy_session *self, PyObject *unused)
   return hetpy_take_string(out);
 }
 
-/* save_trace / save_node_times: (session, path) calls made without the GIL. */
+/* save_trace / save_node_times / save_plan: (session, path) calls made
+ * without the GIL. */
 static PyObject *hetpy_session_save(hetpy_session *self, PyObject *args,
                                     het_status (*save)(het_session *, const char *))
 {
@@ -364,6 +365,11 @@ static PyObject *session_save_trace(hetpy_session *self, PyObject *args)
 static PyObject *session_save_node_times(hetpy_session *self, PyObject *args)
 {
   return hetpy_session_save(self, args, het_session_save_node_times);
+}
+
+static PyObject *session_save_plan(hetpy_session *self, PyObject *args)
+{
+  return hetpy_session_save(self, args, het_session_save_plan);
 }
 
 static PyObject *session_clear_trace(hetpy_session *self, PyObject *unused)
@@ -410,6 +416,8 @@ static PyMethodDef session_methods[] = {
    "save_trace(path) (needs trace=true)"},
   {"save_node_times", (PyCFunction)session_save_node_times, METH_VARARGS,
    "save_node_times(path) (needs measure=true)"},
+  {"save_plan", (PyCFunction)session_save_plan, METH_VARARGS,
+   "save_plan(path): an ahead-of-time plan file (docs/plan-format.md)"},
   {"clear_trace", (PyCFunction)session_clear_trace, METH_NOARGS,
    "clear_trace()"},
   {"planned_peak", (PyCFunction)session_planned_peak, METH_VARARGS,

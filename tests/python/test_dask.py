@@ -52,6 +52,21 @@ def test_array_blocks_match_local_runs(client, conv_model):
     assert len(set(pids.values())) == 2 and os.getpid() not in pids.values()
 
 
+def test_plan_file_on_workers(client, conv_model, tmp_path):
+    """Workers load an ahead-of-time plan like a model: the same bytes as a
+    local session on that plan and as the session that wrote it."""
+    writer = hetrt.InferenceSession(conv_model, options=OPTIONS)
+    plan = str(tmp_path / "conv.hplan")
+    writer.save_plan(plan)
+    x = np.random.default_rng(2).standard_normal((7, 3, 8, 8)).astype(np.float32)
+    got = hdask.map_model(plan, da.from_array(x, chunks=(2, 3, 8, 8))).compute()
+    local = hetrt.InferenceSession(plan)
+    for i in range(0, 7, 2):
+        want = writer.run(None, {"x": x[i:i + 2]})[0]
+        np.testing.assert_array_equal(local.run(None, {"x": x[i:i + 2]})[0], want)
+        np.testing.assert_array_equal(got[i:i + 2], want)
+
+
 def test_bag_of_files_matches_local_runs(client, cnn_model, tmp_path):
     from onnx import numpy_helper
     rng = np.random.default_rng(1)

@@ -2,7 +2,7 @@
  * (docs/plan-format.md):
  *   hetrt compile MODEL -o FILE.hplan [session options]  makes the session
  *       the options describe (optimization, placement, kernel timing) and
- *       writes it as a plan file;
+ *       writes it as a plan file, with a progress line on a terminal;
  *   hetrt plan info FILE  prints what made a plan, its fingerprint, its
  *       sections and its grade on this machine.
  * Exit status: 0 ok, 1 failure, 2 usage error.
@@ -88,11 +88,21 @@ int cli_cmd_compile(int argc, char **argv) {
     goto done;
   rc = CLI_EXIT_FAILURE;
   double t0 = compile_now();
-  if (het_env_create(&env) != HET_OK) {
+  cli_progress progress;
+  cli_progress_init(&progress, false);
+  cli_progress_show(&progress, 0, 2,
+                    "making the session (rewrites, placement, kernel timing)");
+  bool made = het_env_create(&env) == HET_OK &&
+              het_session_create(env, a.model, opts, &s) == HET_OK;
+  if (made)
+    cli_progress_show(&progress, 1, 2, "writing the plan");
+  bool saved = made && het_session_save_plan(s, a.output) == HET_OK;
+  cli_progress_end(&progress, false);
+  if (!env) {
     fprintf(stderr, "%s: %s\n", COMPILE_PROG, het_last_error());
-  } else if (het_session_create(env, a.model, opts, &s) != HET_OK) {
+  } else if (!made) {
     cli_print_load_error(COMPILE_PROG, a.model);
-  } else if (het_session_save_plan(s, a.output) != HET_OK) {
+  } else if (!saved) {
     fprintf(stderr, "%s: %s\n", COMPILE_PROG, het_last_error());
   } else {
     printf("%s: wrote %s in %.0f ms\n", a.model, a.output,
