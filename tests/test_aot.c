@@ -469,45 +469,75 @@ START_TEST(test_semantic_damage) {
 }
 END_TEST
 
-/* One output's bytes from a session on path with threads, in a child
- * process (fork) or here; caller frees. */
+/* One output's bytes from a session on path (deterministic, threads
+ * "threads=N") for the fixed pattern input, open dims 64; NULL on any
+ * failure (no Check assertions: the other process of test_deterministic
+ * runs this outside a test).  Caller frees. */
+static void *plain_output_bytes(const char *path, const char *threads,
+                                size_t *n) {
+  het_session_options *o = NULL;
+  het_session *s = NULL;
+  het_tensor *x = NULL, *y = NULL;
+  void *b = NULL;
+  het_value_desc d;
+  if (het_session_options_create(&o) != HET_OK ||
+      het_session_options_set(o, "deterministic", "true") != HET_OK ||
+      het_session_options_set(o, "threads", strchr(threads, '=') + 1) != HET_OK ||
+      het_session_create(env, path, o, &s) != HET_OK ||
+      het_session_get_input(s, 0, &d) != HET_OK)
+    goto done;
+  int64_t dims[HET_MAX_RANK];
+  for (int k = 0; k < d.rank; k++)
+    dims[k] = d.dims[k] >= 0 ? d.dims[k] : k ? 64 : 1;
+  if (het_tensor_create(HET_DTYPE_FLOAT32, dims, d.rank, &x) != HET_OK)
+    goto done;
+  float *p = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    p[i] = (float)(1.5 * sin(0.37 * (double)i));
+  const char *names[1] = {d.name};
+  if (het_session_run(s, names, &x, 1, NULL, 1, &y) != HET_OK)
+    goto done;
+  *n = het_tensor_get_nbytes(y);
+  if ((b = malloc(*n ? *n : 1)))
+    memcpy(b, het_tensor_get_data(y), *n);
+done:
+  het_tensor_destroy(x);
+  het_tensor_destroy(y);
+  het_session_destroy(s);
+  het_session_options_destroy(o);
+  return b;
+}
+
+/* plain_output_bytes here, or in another process (this executable run
+ * afresh with --output-bytes, which writes them to its stdout); caller
+ * frees. */
 static void *output_bytes(const char *path, const char *threads,
                           bool child, size_t *n) {
-  int fds[2];
-  if (child) {
-    ck_assert_int_eq(pipe(fds), 0);
-    if (fork() == 0) {
-      close(fds[0]);
-      size_t len = 0;
-      void *b = output_bytes(path, threads, false, &len);
-      if (write(fds[1], &len, sizeof len) != sizeof len ||
-          write(fds[1], b, len) != (ssize_t)len)
-        _exit(1);
-      _exit(0);
-    }
-    close(fds[1]);
-    ck_assert_int_eq(read(fds[0], n, sizeof *n), sizeof *n);
-    void *b = malloc(*n);
-    size_t got = 0;
-    while (got < *n) {
-      ssize_t r = read(fds[0], (char *)b + got, *n - got);
-      ck_assert_int_gt(r, 0);
-      got += (size_t)r;
-    }
-    close(fds[0]);
+  if (!child) {
+    void *b = plain_output_bytes(path, threads, n);
+    ck_assert_msg(b, "%s, %s: %s", path, threads, het_last_error());
     return b;
   }
-  const char *kv[] = {"deterministic=true", threads, NULL};
-  het_session *s = open_with(path, kv);
-  inputs in;
-  inputs_load(s, "/nonexistent", &in);
-  outputs y = run(s, &in);
-  *n = het_tensor_get_nbytes(y.t[0]);
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  if (fork() == 0) { /* exec at once: the parent has threads */
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execl("/proc/self/exe", "test_aot", "--output-bytes", path, threads,
+          (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  ck_assert_int_eq(read(fds[0], n, sizeof *n), sizeof *n);
   void *b = malloc(*n);
-  memcpy(b, het_tensor_get_data(y.t[0]), *n);
-  outputs_free(&y);
-  inputs_free(&in);
-  het_session_destroy(s);
+  size_t got = 0;
+  while (got < *n) {
+    ssize_t r = read(fds[0], (char *)b + got, *n - got);
+    ck_assert_int_gt(r, 0);
+    got += (size_t)r;
+  }
+  close(fds[0]);
   return b;
 }
 
@@ -586,4 +616,18 @@ static Suite *aot_suite(void) {
   return s;
 }
 
-int main(void) { return case_run_suite(aot_suite()); }
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--output-bytes") == 0) {
+    /* the other process of test_deterministic */
+    if (het_env_create(&env) != HET_OK)
+      return 1;
+    size_t n = 0;
+    void *b = plain_output_bytes(argv[2], argv[3], &n);
+    bool ok = b && fwrite(&n, sizeof n, 1, stdout) == 1 &&
+              fwrite(b, 1, n, stdout) == n && fflush(stdout) == 0;
+    free(b);
+    het_env_destroy(env);
+    return ok ? 0 : 1;
+  }
+  return case_run_suite(aot_suite());
+}
