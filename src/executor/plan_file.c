@@ -216,7 +216,7 @@ static het_status het_plan_bad(const char *what, const char *fmt, ...) {
 /* The checks of plan_file.h over f->base / f->size (section later's
  * hash left for het_plan_file_verify). */
 static het_status het_plan_check(het_plan_file *f, const char *what,
-                                 uint32_t later) {
+                                 unsigned later) {
   const uint8_t *b = f->base;
   if (f->size < HET_PLAN_HEADER || !het_plan_file_sniff(b, f->size))
     return het_plan_bad(what, "not a plan file (no HETRTPLN header)");
@@ -255,9 +255,9 @@ static het_status het_plan_check(het_plan_file *f, const char *what,
     for (uint32_t k = 0; k < i; k++)
       if (f->sections[k].id == id)
         return het_plan_bad(what, "section %u appears twice", id);
-    if (id == later && later) {
-      f->unverified = id;
-      f->unverified_hash = het_rd64(e + 24);
+    if (id <= HET_PLAN_MAX_SECTIONS && (later >> id & 1u)) {
+      f->unverified |= 1u << id;
+      f->unverified_hash[id] = het_rd64(e + 24);
     } else if (het_rd64(e + 24) != het_hash64(b + off, (size_t)size, 0)) {
       return het_plan_bad(what, "section %u is damaged (hash mismatch)", id);
     }
@@ -273,7 +273,7 @@ static het_status het_plan_check(het_plan_file *f, const char *what,
 }
 
 static het_status het_plan_finish(het_plan_file *f, const char *what,
-                                  uint32_t later, het_plan_file **out) {
+                                  unsigned later, het_plan_file **out) {
   f->what = strdup(what);
   het_status st = f->what ? het_plan_check(f, what, later)
                           : het_error(HET_ERR_OUT_OF_MEMORY, "plan: out of memory");
@@ -285,7 +285,7 @@ static het_status het_plan_finish(het_plan_file *f, const char *what,
   return HET_OK;
 }
 
-het_status het_plan_file_open(const char *path, uint32_t later,
+het_status het_plan_file_open(const char *path, unsigned later,
                               het_plan_file **out) {
   int fd;
   uint64_t size;
@@ -313,7 +313,7 @@ het_status het_plan_file_open(const char *path, uint32_t later,
 }
 
 het_status het_plan_file_open_memory(const void *data, size_t size,
-                                     const char *what, uint32_t later,
+                                     const char *what, unsigned later,
                                      het_plan_file **out) {
   if (size > HET_PLAN_MAX_BYTES)
     return het_plan_bad(what, "%zu bytes is too large", size);
@@ -332,13 +332,15 @@ het_status het_plan_file_open_memory(const void *data, size_t size,
 }
 
 het_status het_plan_file_verify(het_plan_file *f) {
-  if (!f->unverified)
-    return HET_OK;
-  const het_plan_section *sec = het_plan_file_find(f, f->unverified);
-  if (het_hash64(sec->data, (size_t)sec->size, 0) != f->unverified_hash)
-    return het_plan_bad(f->what, "section %u is damaged (hash mismatch)",
-                        f->unverified);
-  f->unverified = 0;
+  for (uint32_t id = 1; f->unverified && id <= HET_PLAN_MAX_SECTIONS; id++) {
+    if (!(f->unverified >> id & 1u))
+      continue;
+    const het_plan_section *sec = het_plan_file_find(f, id);
+    if (het_hash64(sec->data, (size_t)sec->size, 0) != f->unverified_hash[id])
+      return het_plan_bad(f->what, "section %u is damaged (hash mismatch)",
+                          id);
+    f->unverified &= ~(1u << id);
+  }
   return HET_OK;
 }
 

@@ -50,25 +50,26 @@ typedef struct het_plan_file {
   bool mapped;       /* base came from mmap (else malloc) */
   int n_sections;
   het_plan_section sections[HET_PLAN_MAX_SECTIONS];
-  uint32_t unverified; /* a section whose hash het_plan_file_verify has
-                          still to check (0: none) */
-  uint64_t unverified_hash;
+  unsigned unverified; /* bit id: a section whose hash
+                          het_plan_file_verify has still to check */
+  uint64_t unverified_hash[HET_PLAN_MAX_SECTIONS + 1]; /* by id */
   char *what;        /* names the file in messages */
 } het_plan_file;
 
 /* Opens and checks the plan file at path (caller owns *out:
  * het_plan_file_close).  ERR_INVALID_MODEL naming path and what is wrong
  * (not a plan file, another format version, truncated, a section out of
- * bounds, a hash mismatch); ERR_IO when it cannot be read.  The hash of
- * section later (0: none) is left for het_plan_file_verify, so a large
- * section can be checked off the caller's path before it is used. */
-het_status het_plan_file_open(const char *path, uint32_t later,
+ * bounds, a hash mismatch); ERR_IO when it cannot be read.  The hashes
+ * of the sections whose bit (1u << id) is in later are left for
+ * het_plan_file_verify, so large sections can be checked off the caller's
+ * path before they are used. */
+het_status het_plan_file_open(const char *path, unsigned later,
                               het_plan_file **out);
 /* The same over a copy of size bytes at data (what names it). */
 het_status het_plan_file_open_memory(const void *data, size_t size,
-                                     const char *what, uint32_t later,
+                                     const char *what, unsigned later,
                                      het_plan_file **out);
-/* Checks the hash left for later (at most once; HET_OK after that). */
+/* Checks the hashes left for later (at most once; HET_OK after that). */
 het_status het_plan_file_verify(het_plan_file *f);
 void het_plan_file_close(het_plan_file *f);
 

@@ -81,6 +81,14 @@ typedef struct het_kernel {
    * inputs and outputs (their data may be unset) and its state; a
    * provider that plans memory hands that much in ctx->scratch. */
   size_t (*scratch)(const het_kernel_ctx *ctx);
+  /* Optional: the weights state holds prepared in a library's own layout
+   * (ahead-of-time plans, presets.h): fn(ctx, layout, layout_size, data,
+   * size) for each, layout being the library's descriptor of it. */
+  void (*state_weights)(const void *state,
+                        void (*fn)(void *ctx, const void *layout,
+                                   size_t layout_size, const void *data,
+                                   size_t size),
+                        void *ctx);
 } het_kernel;
 
 /* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one

@@ -36,6 +36,14 @@ int het_dnnl_conv_candidates(const void *state);
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);
 void het_dnnl_state_destroy(void *state);
+/* The weights each primitive of state was built with, in oneDNN's layout
+ * (kernel.h state_weights); a later prepare under presets.h takes them
+ * instead of reordering. */
+void het_dnnl_state_weights(const void *state,
+                            void (*fn)(void *ctx, const void *layout,
+                                       size_t layout_size, const void *data,
+                                       size_t size),
+                            void *ctx);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must fall back. */
 het_status het_dnnl_conv_run(het_kernel_ctx *ctx, bool *done);
@@ -46,10 +54,12 @@ het_status het_dnnl_matmul_run(het_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare
 #define HET_LK_DNNL_PREPARE_WITH het_dnnl_conv_prepare_with
 #define HET_LK_DNNL_DESTROY het_dnnl_state_destroy
+#define HET_LK_DNNL_WEIGHTS het_dnnl_state_weights
 #else
 #define HET_LK_DNNL_PREPARE(op) NULL
 #define HET_LK_DNNL_PREPARE_WITH NULL
 #define HET_LK_DNNL_DESTROY NULL
+#define HET_LK_DNNL_WEIGHTS NULL
 #endif
 
 #endif

@@ -45,6 +45,15 @@ void het_sbuf_puts(het_sbuf *b, const char *s) {
   b->len += n;
 }
 
+void het_sbuf_put(het_sbuf *b, const void *data, size_t n) {
+  if (!sbuf_reserve(b, n))
+    return;
+  if (n)
+    memcpy(b->data + b->len, data, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
 void het_sbuf_putc(het_sbuf *b, char c) {
   if (!sbuf_reserve(b, 1))
     return;

@@ -21,6 +21,8 @@ typedef struct het_sbuf {
 } het_sbuf;
 
 void het_sbuf_puts(het_sbuf *b, const char *s);
+/* n bytes of data, any values (a NUL is kept, the terminator follows). */
+void het_sbuf_put(het_sbuf *b, const void *data, size_t n);
 void het_sbuf_putc(het_sbuf *b, char c);
 void het_sbuf_printf(het_sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

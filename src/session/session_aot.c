@@ -183,7 +183,8 @@ static bool het_aot_u32(const uint8_t **p, const uint8_t *end, uint32_t *v) {
 }
 
 /* KERNELS: u32 count, then per blob u32 build, subgraph, nodes, first
- * node, provider length, the provider's name, u64 size, the bytes. */
+ * node, provider length, the provider's name, u64 size, zeros up to a
+ * 64-byte boundary of the section, the bytes. */
 static het_status het_aot_kernels(het_aot *a) {
   const het_plan_section *sec = het_plan_file_find(a->file, HET_PSEC_KERNELS);
   if (!sec)
@@ -218,6 +219,13 @@ static het_status het_aot_kernels(het_aot *a) {
     p += v[4];
     memcpy(&size, p, 8);
     p += 8;
+    size_t pad = (64 - (size_t)(p - (const uint8_t *)sec->data) % 64) % 64;
+    if (pad > (size_t)(end - p))
+      return het_aot_bad(a, "KERNELS: a blob runs past the section");
+    for (size_t k = 0; k < pad; k++)
+      if (p[k])
+        return het_aot_bad(a, "KERNELS: a blob's padding is not zero");
+    p += pad;
     if (size > (uint64_t)(end - p))
       return het_aot_bad(a, "KERNELS: a blob runs past the section");
     b->data = p;
@@ -339,6 +347,12 @@ void het_aot_grade_providers(het_session *s) {
 
 /* ---- opening ---- */
 
+/* The large sections, whose hashes are checked off creation's path (by
+ * the compilation thread, before it uses them; session_ready.c).  The
+ * KERNELS section is parsed at creation: a damaged blob length is caught
+ * by its bounds checks, its bytes by the hash before use. */
+#define HET_AOT_LATER (1u << HET_PSEC_WEIGHTS | 1u << HET_PSEC_KERNELS)
+
 het_status het_aot_open(const char *path, const void *data, size_t size,
                         het_aot **out) {
   het_aot *a = calloc(1, sizeof *a);
@@ -349,9 +363,9 @@ het_status het_aot_open(const char *path, const void *data, size_t size,
   het_status st = a->path ? HET_OK
                           : het_error(HET_ERR_OUT_OF_MEMORY, "plan: out of memory");
   if (st == HET_OK)
-    st = data ? het_plan_file_open_memory(data, size, a->path,
-                                          HET_PSEC_WEIGHTS, &a->file)
-              : het_plan_file_open(path, HET_PSEC_WEIGHTS, &a->file);
+    st = data ? het_plan_file_open_memory(data, size, a->path, HET_AOT_LATER,
+                                          &a->file)
+              : het_plan_file_open(path, HET_AOT_LATER, &a->file);
   if (st == HET_OK)
     st = het_aot_lines(a, het_plan_file_find(a->file, HET_PSEC_META), "META",
                        &a->n_meta, &a->meta_key, &a->meta_value);

@@ -122,12 +122,7 @@ static void het_plan_partition(const het_session *s, het_sbuf *b) {
   }
 }
 
-static void het_put_u32(het_sbuf *b, uint32_t v) {
-  char raw[4];
-  memcpy(raw, &v, 4);
-  for (int i = 0; i < 4; i++)
-    het_sbuf_putc(b, raw[i]);
-}
+static void het_put_u32(het_sbuf *b, uint32_t v) { het_sbuf_put(b, &v, 4); }
 
 /* KERNELS: one record per compiled subgraph whose provider serializes. */
 static het_status het_plan_kernels(const het_session *s, het_sbuf *b) {
@@ -157,19 +152,19 @@ static het_status het_plan_kernels(const het_session *s, het_sbuf *b) {
         het_put_u32(&body, v[j]);
       het_sbuf_puts(&body, name);
       uint64_t sz = size;
-      char raw[8];
-      memcpy(raw, &sz, 8);
-      for (int j = 0; j < 8; j++)
-        het_sbuf_putc(&body, raw[j]);
-      for (size_t j = 0; j < size; j++)
-        het_sbuf_putc(&body, ((const char *)data)[j]);
+      het_sbuf_put(&body, &sz, 8);
+      /* the blob starts on a 64-byte boundary of the section (after the
+       * count's 4 bytes), so what it holds can be used in place */
+      static const char zeros[64];
+      het_sbuf_put(&body, zeros, (64 - (body.len + 4) % 64) % 64);
+      het_sbuf_put(&body, data, size);
       free(data);
       n++;
     }
   }
   het_put_u32(b, n);
-  for (size_t j = 0; st == HET_OK && j < body.len; j++)
-    het_sbuf_putc(b, body.data[j]);
+  if (st == HET_OK)
+    het_sbuf_put(b, body.data, body.len);
   if (body.failed)
     b->failed = true;
   free(body.data);

@@ -21,6 +21,7 @@ typedef struct het_dnnl_prim {
   dnnl_primitive_t prim;
   dnnl_memory_desc_t src_md, dst_md, w_md, b_md, scratch_md;
   void *w;
+  bool w_borrowed; /* w is a plan's preset (presets.h): not freed here */
   uint64_t id; /* unique per het_dnnl_prim_init: keys per-thread memories */
 } het_dnnl_prim;
 

@@ -21,6 +21,7 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/tuning.h"
+#include "providers/cpu/blob.h"
 #include "providers/cpu/cpu.h"
 #include "providers/cpu/estimate.h"
 #include "providers/cpu/layout.h"
@@ -243,6 +244,7 @@ static het_status het_cpu_prepare_all(const het_cpu_state *s,
                          .conv_algo = s ? s->conv_algo : HET_CONV_ALGO_AUTO};
     bool nhwc = (prep.nhwc_in | prep.nhwc_out) != 0;
     het_status st = HET_OK;
+    het_kernel_presets_node(i); /* a plan's weights for this node */
     if (k->prepare_with)
       st = k->prepare_with(graph, node, &prep, &c->states[i]);
     else if (k->prepare)
@@ -513,21 +515,16 @@ static het_status het_cpu_host_func(void *state, void *stream,
   return het_hostq_call(stream, fn, arg);
 }
 
-/* A compiled subgraph's serialized form: its kernel choices (the rest is
- * rebuilt from the graph; the choices make that rebuild untimed and the
- * same as the original). */
+/* A compiled subgraph's serialized form (blob.c): its kernel choices and
+ * its prepared weights (the rest is rebuilt from the graph; the choices
+ * make that rebuild untimed and the same as the original, the weights
+ * spare it every reorder). */
 static het_status het_cpu_compiled_serialize(void *state, const void *compiled,
                                              void **data, size_t *size) {
   (void)state;
   const het_cpu_compiled *c = compiled;
-  size_t n = strlen(c->choices);
-  char *copy = malloc(n + 1);
-  if (!copy)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
-  memcpy(copy, c->choices, n + 1);
-  *data = copy;
-  *size = n;
-  return HET_OK;
+  return het_cpu_blob_write(c->choices, c->n_nodes, c->kernels, c->states,
+                            data, size);
 }
 
 static het_status het_cpu_compiled_deserialize(void *state,
@@ -535,12 +532,14 @@ static het_status het_cpu_compiled_deserialize(void *state,
                                                const int *nodes, int n_nodes,
                                                const void *data, size_t size,
                                                void **compiled) {
-  if (memchr(data, '\0', size))
-    return het_error(HET_ERR_INVALID_MODEL,
-                     "cpu provider: a plan's kernel choices are not text");
-  het_tuning_replay_begin(data, size);
+  het_cpu_blob b;
+  HET_TRY(het_cpu_blob_parse(data, size, &b));
+  het_tuning_replay_begin(b.choices, b.choices_len);
+  het_kernel_presets_begin(b.weights, b.n_weights);
   het_status st = het_cpu_compile(state, graph, nodes, n_nodes, compiled);
+  het_kernel_presets_end();
   het_tuning_replay_end();
+  het_cpu_blob_free(&b);
   return st;
 }
 
