@@ -57,6 +57,11 @@ typedef struct het_kernel_prep {
   het_conv_algo conv_algo;
 } het_kernel_prep;
 
+/* Receives one prepared weight (het_kernel.state_weights). */
+typedef void (*het_kernel_weight_fn)(void *ctx, const void *layout,
+                                     size_t layout_size, const void *data,
+                                     size_t size);
+
 typedef struct het_kernel {
   const char *op_type;
   const char *domain; /* "" for ai.onnx */
@@ -84,10 +89,7 @@ typedef struct het_kernel {
   /* Optional: the weights state holds prepared in a library's own layout
    * (ahead-of-time plans, presets.h): fn(ctx, layout, layout_size, data,
    * size) for each, layout being the library's descriptor of it. */
-  void (*state_weights)(const void *state,
-                        void (*fn)(void *ctx, const void *layout,
-                                   size_t layout_size, const void *data,
-                                   size_t size),
+  void (*state_weights)(const void *state, het_kernel_weight_fn fn,
                         void *ctx);
 } het_kernel;
 

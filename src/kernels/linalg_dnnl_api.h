@@ -39,10 +39,7 @@ void het_dnnl_state_destroy(void *state);
 /* The weights each primitive of state was built with, in oneDNN's layout
  * (kernel.h state_weights); a later prepare under presets.h takes them
  * instead of reordering. */
-void het_dnnl_state_weights(const void *state,
-                            void (*fn)(void *ctx, const void *layout,
-                                       size_t layout_size, const void *data,
-                                       size_t size),
+void het_dnnl_state_weights(const void *state, het_kernel_weight_fn fn,
                             void *ctx);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must fall back. */

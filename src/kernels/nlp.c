@@ -92,6 +92,7 @@ const het_kernel het_kernels_nlp[] = {
     {.op_type = "FusedMatMul", .domain = "hetrt",
      .prepare = het_nlp_fused_matmul_prepare,
      .run = het_nlp_fused_matmul_run,
-     .destroy_state = het_nlp_fused_matmul_destroy},
+     .destroy_state = het_nlp_fused_matmul_destroy,
+     .state_weights = het_nlp_fused_matmul_weights},
     {0},
 };

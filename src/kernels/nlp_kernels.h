@@ -19,6 +19,8 @@ het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
                                         const het_node *node, void **state);
 het_status het_nlp_fused_matmul_run(het_kernel_ctx *ctx);
 void het_nlp_fused_matmul_destroy(void *state);
+void het_nlp_fused_matmul_weights(const void *state, het_kernel_weight_fn fn,
+                                  void *ctx);
 
 #ifdef HETRT_HAVE_DNNL
 /* dnnl/matmul_fused_dnnl.c: FusedMatMul as one oneDNN matmul primitive
@@ -31,6 +33,9 @@ het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
 het_status het_fmm_dnnl_run(const void *state, const het_tensor *a,
                             const het_tensor *bias, het_tensor *y, bool *done);
 void het_fmm_dnnl_destroy(void *state);
+/* Its prepared weight, for a plan (kernel.h state_weights). */
+void het_fmm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
+                          void *ctx);
 #endif
 
 /* y[i] = x[i] * 0.5 * (1 + erf(x[i] / sqrt(2))); y may alias x. */

@@ -75,6 +75,19 @@ void het_nlp_fused_matmul_destroy(void *state) {
   free(s);
 }
 
+void het_nlp_fused_matmul_weights(const void *state, het_kernel_weight_fn fn,
+                                  void *ctx) {
+  const nlp_fmm_state *s = state;
+  const het_kernel *k = nlp_matmul_kernel();
+  if (!s)
+    return;
+#ifdef HETRT_HAVE_DNNL
+  het_fmm_dnnl_weights(s->fused, fn, ctx);
+#endif
+  if (s->inner && k && k->state_weights)
+    k->state_weights(s->inner, fn, ctx);
+}
+
 typedef struct nlp_fmm_job {
   float *y;
   const float *bias;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/presets.h"
+
 static dnnl_engine_t g_engine;
 static pthread_once_t g_engine_once = PTHREAD_ONCE_INIT;
 
@@ -255,4 +257,54 @@ bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
   dnnl_primitive_destroy(r);
   dnnl_primitive_desc_destroy(rpd);
   return ok;
+}
+
+/* ---- a plan's prepared weights (presets.h) ---- */
+
+/* The compile's preset for layout md, or NULL. */
+static const void *het_dnnl_preset(const dnnl_memory_desc_t *md) {
+  int n = 0;
+  const het_kernel_preset *p = het_kernel_presets_find(&n);
+  size_t size = dnnl_memory_desc_get_size(md);
+  for (int i = 0; i < n; i++) {
+    dnnl_memory_desc_t saved;
+    if (p[i].layout_size != sizeof saved || p[i].size != size ||
+        (uintptr_t)p[i].data % 64)
+      continue;
+    memcpy(&saved, p[i].layout, sizeof saved);
+    if (dnnl_memory_desc_equal(&saved, md))
+      return p[i].data;
+  }
+  return NULL;
+}
+
+bool het_dnnl_weights_prepare_preset(het_dnnl_prim *p) {
+  const void *preset = het_dnnl_preset(&p->w_md);
+  if (!preset)
+    return false;
+  p->w = (void *)(uintptr_t)preset; /* already in this layout: in place */
+  p->w_borrowed = true;
+  het_kernel_presets_take();
+  return true;
+}
+
+bool het_dnnl_weights_prepare(het_dnnl_prim *p, const dnnl_memory_desc_t *user,
+                              const void *w) {
+  if (het_dnnl_weights_prepare_preset(p))
+    return true;
+  p->w = het_dnnl_alloc(&p->w_md);
+  return p->w && het_dnnl_reorder(user, w, &p->w_md, p->w);
+}
+
+void het_dnnl_weights_free(het_dnnl_prim *p) {
+  if (!p->w_borrowed)
+    free(p->w);
+  p->w = NULL;
+  p->w_borrowed = false;
+}
+
+void het_dnnl_prim_weights(const het_dnnl_prim *p, het_kernel_weight_fn fn,
+                           void *ctx) {
+  if (p->prim && p->w)
+    fn(ctx, &p->w_md, sizeof p->w_md, p->w, dnnl_memory_desc_get_size(&p->w_md));
 }

@@ -12,6 +12,8 @@
 
 #include <dnnl.h>
 
+#include "kernels/kernel.h"
+
 /* The CPU engine, created on first use; NULL when oneDNN cannot start. */
 dnnl_engine_t het_dnnl_engine(void);
 
@@ -31,6 +33,19 @@ bool het_dnnl_prim_init(het_dnnl_prim *p, dnnl_primitive_desc_t pd);
 /* Runs p on src/bias/dst (bias may be NULL) and p->w. */
 bool het_dnnl_prim_execute(const het_dnnl_prim *p, void *src, void *bias,
                            void *dst);
+
+/* p->w for p->w_md from user weights w (laid out as user): a plan's
+ * preset when the compile has one for this layout (presets.h; p->w
+ * borrowed, nothing reordered), else a new buffer w is reordered into. */
+bool het_dnnl_weights_prepare(het_dnnl_prim *p, const dnnl_memory_desc_t *user,
+                              const void *w);
+/* Only the preset half: true (p->w borrowed) when the compile has one. */
+bool het_dnnl_weights_prepare_preset(het_dnnl_prim *p);
+/* Frees p->w unless it is borrowed. */
+void het_dnnl_weights_free(het_dnnl_prim *p);
+/* p's weights for a plan (kernel.h state_weights), when it has any. */
+void het_dnnl_prim_weights(const het_dnnl_prim *p, het_kernel_weight_fn fn,
+                           void *ctx);
 
 /* An attribute with user-provided scratchpad; NULL on failure. */
 dnnl_primitive_attr_t het_dnnl_scratch_attr(void);

@@ -53,6 +53,11 @@ static bool md2(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, bool trans,
 /* Reorders user B (alpha applied) into e->p.w_md; reuses an earlier
  * entry's weights when their layouts are equal. */
 static bool reorder_weights(gemm_state *s, gemm_entry *e, const float *b) {
+  dnnl_memory_desc_t user;
+  if (het_dnnl_weights_prepare_preset(&e->p)) { /* a plan's, alpha applied */
+    e->w_borrowed = true;
+    return true;
+  }
   for (int i = 0; i < s->n_entries; i++)
     if (s->entries[i].ok && !s->entries[i].w_borrowed &&
         dnnl_memory_desc_equal(&s->entries[i].p.w_md, &e->p.w_md)) {
@@ -70,7 +75,6 @@ static bool reorder_weights(gemm_state *s, gemm_entry *e, const float *b) {
       scaled[i] = s->alpha * b[i];
     b = scaled;
   }
-  dnnl_memory_desc_t user;
   e->p.w = het_dnnl_alloc(&e->p.w_md);
   bool ok = e->p.w && md2(&user, s->k, s->n, s->tb, false) &&
             het_dnnl_reorder(&user, b, &e->p.w_md, e->p.w);
@@ -122,6 +126,7 @@ static void entry_clear(gemm_entry *e) {
   e->p.prim = NULL;
   e->p.w = NULL;
   e->w_borrowed = false;
+  e->p.w_borrowed = false;
   e->ok = false;
 }
 
@@ -217,6 +222,15 @@ het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
   }
   *state = s;
   return HET_OK;
+}
+
+void het_gemm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
+                           void *ctx) {
+  const gemm_state *s = state;
+  for (int i = 0; s && i < s->n_entries; i++)
+    if (s->entries[i].ok && !(s->entries[i].w_borrowed &&
+                              !s->entries[i].p.w_borrowed))
+      het_dnnl_prim_weights(&s->entries[i].p, fn, ctx);
 }
 
 void het_gemm_dnnl_destroy(void *state) {

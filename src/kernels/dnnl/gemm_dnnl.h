@@ -16,14 +16,19 @@
 het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
                                  void **state);
 void het_gemm_dnnl_destroy(void *state);
+/* Its prepared weights, for a plan (kernel.h state_weights). */
+void het_gemm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
+                           void *ctx);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must fall back. */
 het_status het_gemm_dnnl_run(het_kernel_ctx *ctx, bool *done);
 #define HET_GEMM_DNNL_PREPARE het_gemm_dnnl_prepare
 #define HET_GEMM_DNNL_DESTROY het_gemm_dnnl_destroy
+#define HET_GEMM_DNNL_WEIGHTS het_gemm_dnnl_weights
 #else
 #define HET_GEMM_DNNL_PREPARE NULL
 #define HET_GEMM_DNNL_DESTROY NULL
+#define HET_GEMM_DNNL_WEIGHTS NULL
 #endif
 
 #endif

@@ -33,7 +33,6 @@
 #include "core/status.h"
 #include "kernels/dnnl/dnnl_common.h"
 #include "kernels/half.h"
-#include "kernels/presets.h"
 #include "kernels/tuning.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
@@ -104,37 +103,10 @@ static bool plain_md(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
 
 /* Builds the entry's primitive from pd (destroyed) and reorders the
  * weights from their user layout into the primitive's. */
-/* A plan's prepared weight in layout md for the node being compiled
- * (presets.h), or NULL. */
-static const void *preset_weights(const dnnl_memory_desc_t *md) {
-  int n = 0;
-  const het_kernel_preset *p = het_kernel_presets_find(&n);
-  size_t size = dnnl_memory_desc_get_size(md);
-  for (int i = 0; i < n; i++) {
-    dnnl_memory_desc_t saved;
-    if (p[i].layout_size != sizeof saved || p[i].size != size ||
-        (uintptr_t)p[i].data % 64)
-      continue;
-    memcpy(&saved, p[i].layout, sizeof saved);
-    if (dnnl_memory_desc_equal(&saved, md))
-      return p[i].data;
-  }
-  return NULL;
-}
-
 static bool entry_finish(dnnl_entry *e, dnnl_primitive_desc_t pd,
                          const dnnl_memory_desc_t *w_user, const void *w) {
-  if (!het_dnnl_prim_init(&e->p, pd))
-    return false;
-  const void *preset = preset_weights(&e->p.w_md);
-  if (preset) { /* a plan's, already in this layout: no reorder */
-    e->p.w = (void *)(uintptr_t)preset;
-    e->p.w_borrowed = true;
-    het_kernel_presets_take();
-    return true;
-  }
-  e->p.w = het_dnnl_alloc(&e->p.w_md);
-  return e->p.w && het_dnnl_reorder(w_user, w, &e->p.w_md, e->p.w);
+  return het_dnnl_prim_init(&e->p, pd) &&
+         het_dnnl_weights_prepare(&e->p, w_user, w);
 }
 
 /* *r = reorder from -> to, or NULL when the layouts already agree. */
@@ -593,8 +565,7 @@ static void entry_clear(dnnl_entry *e) {
   dnnl_primitive_destroy(e->src_r);
   dnnl_primitive_destroy(e->dst_r);
   dnnl_primitive_destroy(e->z_r);
-  if (!e->p.w_borrowed)
-    free(e->p.w);
+  het_dnnl_weights_free(&e->p);
   memset(e, 0, sizeof *e);
 }
 
@@ -819,18 +790,12 @@ het_status het_dnnl_matmul_prepare(const het_graph *graph, const het_node *node,
   return dnnl_prepare(graph, node, KIND_MATMUL, &plain_direct, state);
 }
 
-void het_dnnl_state_weights(const void *state,
-                            void (*fn)(void *ctx, const void *layout,
-                                       size_t layout_size, const void *data,
-                                       size_t size),
+void het_dnnl_state_weights(const void *state, het_kernel_weight_fn fn,
                             void *ctx) {
   const het_dnnl_state *s = state;
-  for (int i = 0; s && i < s->n; i++) {
-    const dnnl_entry *e = &s->entries[i];
-    if (e->ok && e->p.w)
-      fn(ctx, &e->p.w_md, sizeof e->p.w_md, e->p.w,
-         dnnl_memory_desc_get_size(&e->p.w_md));
-  }
+  for (int i = 0; s && i < s->n; i++)
+    if (s->entries[i].ok)
+      het_dnnl_prim_weights(&s->entries[i].p, fn, ctx);
 }
 
 void het_dnnl_state_destroy(void *state) {

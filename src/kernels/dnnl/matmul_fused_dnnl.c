@@ -15,7 +15,7 @@
 #include "kernels/nlp_kernels.h"
 
 typedef struct het_fmm_dnnl {
-  het_dnnl_prim p; /* p.w owned */
+  het_dnnl_prim p; /* p.w owned, or a plan's (borrowed) */
   int64_t m, k, n;
 } het_fmm_dnnl;
 
@@ -55,8 +55,7 @@ static bool fmm_build(het_fmm_dnnl *f, const het_tensor *w, bool gelu) {
     dnnl_primitive_attr_destroy(attr);
   if (!ok || !het_dnnl_prim_init(&f->p, pd))
     return false;
-  f->p.w = het_dnnl_alloc(&f->p.w_md);
-  return f->p.w && het_dnnl_reorder(&wuser, w->data, &f->p.w_md, f->p.w);
+  return het_dnnl_weights_prepare(&f->p, &wuser, w->data);
 }
 
 void het_fmm_dnnl_destroy(void *state) {
@@ -64,8 +63,15 @@ void het_fmm_dnnl_destroy(void *state) {
   if (!f)
     return;
   dnnl_primitive_destroy(f->p.prim);
-  free(f->p.w);
+  het_dnnl_weights_free(&f->p);
   free(f);
+}
+
+void het_fmm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
+                          void *ctx) {
+  const het_fmm_dnnl *f = state;
+  if (f)
+    het_dnnl_prim_weights(&f->p, fn, ctx);
 }
 
 /* *out = NULL (and OK) when the node does not fit: A's shape not static,
