@@ -43,6 +43,7 @@ static const hostile_case k_cases[] = {
     CASE("expand_negative", HET_ERR_SHAPE, "Expand", "shape[1] is -9 (must be >= 0)"),
     CASE("tile_2e64", HET_ERR_OUT_OF_MEMORY, "output 'y'", "element count overflows"),
     CASE("range_1e30", HET_ERR_SHAPE, "node 'Range_0'", "would make 1e+30 elements (more than 2^48)"),
+    CASE("conv_hetrt_act_maxunpool", HET_ERR_INVALID_MODEL, "node 'Conv_0'", "hetrt_act is not an activation"),
     /* a shape known only at the run: its output alone is over the cap */
     {.model = "expand_runtime_shape", .status = HET_ERR_CAPACITY,
      .words = {"output 'y'", "max_memory of 67108864"}, .option = "max_memory=64M",

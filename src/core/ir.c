@@ -420,6 +420,15 @@ void het_node_act_params(const het_node *n, float *alpha, float *beta) {
   *beta = het_node_attr_float(n, "beta", db);
 }
 
+const char *het_conv_act_name(const char *op) {
+  static const char *const named[] = {"LeakyRelu", "HardSigmoid", "HardSwish",
+                                      "Sigmoid",   "Tanh",        NULL};
+  for (int i = 0; op && named[i]; i++)
+    if (strcmp(op, named[i]) == 0)
+      return named[i];
+  return NULL;
+}
+
 const char *het_node_attr_string(const het_node *n, const char *name) {
   const het_attr *a = het_node_find_attr(n, name);
   return a && a->type == HET_ATTR_STRING ? a->s : NULL;

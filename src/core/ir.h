@@ -200,6 +200,12 @@ const float *het_node_attr_floats(const het_node *n, const char *name,
  * "bias" (0) come back as alpha and beta. */
 void het_node_act_params(const het_node *n, float *alpha, float *beta);
 
+/* The name of the activation a Conv may carry as its hetrt_act attribute
+ * (LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh: elementwise ops the
+ * Conv kernels apply to their output), the list's own copy; NULL for any
+ * other name (a model or plan file naming another op there is refused). */
+const char *het_conv_act_name(const char *op);
+
 /* het_error with "node 'name' (Op): " in front of the formatted message:
  * the one place node-level errors are worded (inference, kernels). */
 het_status het_node_errorv(const het_node *n, het_status st, const char *fmt,

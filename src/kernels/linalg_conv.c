@@ -207,19 +207,22 @@ static void het_lk_conv_clamp(het_kernel_ctx *ctx) {
  * place over the output (elementwise kernels allow it). */
 static het_status het_lk_conv_act(het_kernel_ctx *ctx) {
   const het_attr *op = het_node_find_attr(ctx->node, "hetrt_act");
-  if (!op || !op->s)
+  if (!op)
     return HET_OK;
-  const het_kernel *k = het_kernel_find("", op->s);
-  if (!k)
-    return het_lk_fail(ctx, HET_ERR_INTERNAL, "no kernel for the fused %s",
-                       op->s);
+  const char *name = op->type == HET_ATTR_STRING ? het_conv_act_name(op->s)
+                                                : NULL;
+  const het_kernel *k = name ? het_kernel_find("", name) : NULL;
+  if (!k) /* only a file could put another op there */
+    return het_lk_fail(ctx, HET_ERR_INVALID_MODEL,
+                       "hetrt_act is not an activation a Conv can apply "
+                       "(LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh)");
   het_attr attrs[2] = {
       {.name = "alpha", .type = HET_ATTR_FLOAT,
        .f = het_node_attr_float(ctx->node, "hetrt_act_alpha", 0.0f)},
       {.name = "beta", .type = HET_ATTR_FLOAT,
        .f = het_node_attr_float(ctx->node, "hetrt_act_beta", 0.0f)}};
   int io_ids[1] = {-1};
-  het_node act = {.name = ctx->node->name, .op_type = op->s, .domain = "",
+  het_node act = {.name = ctx->node->name, .op_type = name, .domain = "",
                   .opset = ctx->node->opset, .n_inputs = 1,
                   .inputs = io_ids, .n_outputs = 1, .outputs = io_ids,
                   .n_attrs = 2, .attrs = attrs};

@@ -50,17 +50,13 @@ static bool het_opt_scalar(const het_graph *g, const het_node *n, int i,
 /* The activation node act computes; false for anything else. */
 static bool het_opt_act_parse(const het_graph *g, const het_node *act,
                               het_opt_act *a) {
-  static const char *const named[] = {"LeakyRelu", "HardSigmoid", "HardSwish",
-                                      "Sigmoid",   "Tanh",        NULL};
   if (*act->domain || act->n_outputs != 1 || act->outputs[0] < 0)
     return false;
   *a = (het_opt_act){NULL, -INFINITY, INFINITY, 0.0f, 0.0f};
-  for (int i = 0; named[i]; i++)
-    if (strcmp(act->op_type, named[i]) == 0) {
-      a->op = named[i];
-      het_node_act_params(act, &a->alpha, &a->beta);
-      return true;
-    }
+  if ((a->op = het_conv_act_name(act->op_type))) {
+    het_node_act_params(act, &a->alpha, &a->beta);
+    return true;
+  }
   if (strcmp(act->op_type, "Relu") == 0) {
     a->lo = 0.0f;
     return true;

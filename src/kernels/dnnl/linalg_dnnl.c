@@ -65,6 +65,7 @@ typedef struct het_dnnl_state {
   bool has_act;               /* hetrt_act_min/max as a post-op */
   float act_lo, act_hi;
   const char *act_op;         /* hetrt_act (op name) as a post-op, or NULL */
+  bool act_bad;               /* hetrt_act names no activation: no primitive */
   float act_alpha, act_beta;
   /* float16 Conv or MatMul: the float32 primitive runs it, on weights
    * (and bias)
@@ -150,6 +151,8 @@ static bool append_named_act(dnnl_post_ops_t po, const het_dnnl_state *s) {
 /* The scratchpad attribute plus the state's post-ops: residual sum (dst
  * holds the residual when the primitive runs), then the activation. */
 static dnnl_primitive_attr_t conv_attr(const het_dnnl_state *s) {
+  if (s->act_bad)
+    return NULL;
   dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   dnnl_post_ops_t po = NULL;
   if (!attr || (!s->has_z && !s->has_act && !s->act_op))
@@ -677,7 +680,9 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
     s->act_lo = lo ? lo->f : 0.0f;
     s->act_hi = hi ? hi->f : 0.0f;
     const het_attr *op = het_node_find_attr(node, "hetrt_act");
-    s->act_op = op ? op->s : NULL;
+    s->act_op = op && op->type == HET_ATTR_STRING ? het_conv_act_name(op->s)
+                                                  : NULL;
+    s->act_bad = op && !s->act_op; /* the reference path says why */
     s->act_alpha = het_node_attr_float(node, "hetrt_act_alpha", 0.0f);
     s->act_beta = het_node_attr_float(node, "hetrt_act_beta", 0.0f);
   }

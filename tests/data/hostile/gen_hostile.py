@@ -43,6 +43,12 @@ save("tile_2e64", [helper.make_node("Tile", ["x", "reps"], ["y"])], x,
      [i64("reps", [1 << 31, 1 << 31])])
 save("range_1e30", [helper.make_node("Range", ["s", "l", "d"], ["y"])], [],
      [f32("s", 0), f32("l", 1e30), f32("d", 1)])
+# the optimizer's fused-activation attribute, written into a file, naming
+# an op that is no activation (fuzz_plan found a stack overflow there)
+save("conv_hetrt_act_maxunpool",
+     [helper.make_node("Conv", ["x4d", "w"], ["y"], hetrt_act="MaxUnpool")],
+     [helper.make_tensor_value_info("x4d", F, [1, 1, 4, 4])],
+     [f32("w", np.ones((1, 1, 3, 3)))])
 
 # ---- semantic hostility: well-formed protobuf, hostile meaning ----
 B = TensorProto.BOOL
