@@ -228,6 +228,7 @@ static void het_state_replace(het_tensor **cur, bool *own, int i,
 
 typedef struct het_loop_state {
   int carried, scans;
+  size_t scan_bytes;  /* of the scan outputs so far (max_memory) */
   het_tensor **cur;
   bool *own;
   het_tensor_list *lists;
@@ -264,13 +265,24 @@ static het_status het_loop_iterate(het_cf *c, het_loop_state *lr, int64_t it,
     lr->outs[1 + i] = NULL;
   }
   for (int k = 0; k < lr->scans; k++) {
-    st = het_list_push(&lr->lists[k], lr->outs[1 + lr->carried + k]);
+    het_tensor *t = lr->outs[1 + lr->carried + k];
+    st = het_list_push(&lr->lists[k], t);
     if (st != HET_OK) {
       het_tensors_destroy(lr->outs + 1 + lr->carried + k, lr->scans - k);
       return st;
     }
     lr->outs[1 + lr->carried + k] = NULL;
+    lr->scan_bytes += t ? t->nbytes : 0;
   }
+  /* the scan outputs grow with every iteration: the session's max_memory
+   * bounds them (the stacked outputs take as much again at the end) */
+  size_t cap = body->max_host_bytes;
+  if (cap && lr->scan_bytes > cap / 2)
+    return het_error(HET_ERR_CAPACITY,
+                     "node '%s' (Loop): its scan outputs reach %zu bytes after "
+                     "%lld iterations, and stacking them needs as much again: "
+                     "past the session's max_memory of %zu bytes",
+                     c->node->name, lr->scan_bytes, (long long)it + 1, cap);
   return HET_OK;
 }
 

@@ -140,6 +140,20 @@ save_graph("loop_2e62", helper.make_graph(
     "loop_2e62", x4, y_out,
     [i64("M", 1 << 62), numpy_helper.from_array(np.array(True), "cond")]))
 
+# A Loop whose every iteration adds a 16 KiB scan output: 2^20 iterations
+# would stack 16 GiB, and max_memory ends it.
+body_scan = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Expand", ["one", "wide"], ["s_out"])], "body",
+    [helper.make_tensor_value_info("i", I64, []),
+     helper.make_tensor_value_info("cond_in", B, [])],
+    [helper.make_tensor_value_info("cond_out", B, []),
+     helper.make_tensor_value_info("s_out", F, [4096])],
+    [f32("one", [1.0]), i64("wide", [4096])])
+save_graph("loop_scan_16gib", helper.make_graph(
+    [helper.make_node("Loop", ["M", ""], ["y"], body=body_scan)],
+    "loop_scan_16gib", [], y_out, [i64("M", 1 << 20)]))
+
 # External data: the test copies this model into a fresh folder and makes
 # ext.bin there a FIFO, a directory or a link to /dev/zero; the others
 # point outside the folder, at an absolute path, or past the end.
