@@ -4,7 +4,8 @@
  * 1e-5 under both assignment algorithms; injected allocation, kernel and
  * copy faults fail one step cleanly and leave the session usable; a copy
  * removed from a partitioned graph is caught by plan validation and, in a
- * plan made before the change, by the emu as a missing copy.
+ * plan made before the change, by the emu as a missing copy; a graph
+ * output made on the emu and read there in the same run.
  */
 #include <check.h>
 #include <math.h>
@@ -104,6 +105,46 @@ START_TEST(test_fault_kernel_leaves_session_usable) {
   het_tensor_destroy(x);
   het_tensor_destroy(want);
   het_session_destroy(s);
+}
+END_TEST
+
+/* A graph output made on the NPU and read there by the next node of the
+ * same run (tapped_convs.onnx: "tap" feeds the last Conv): the reader takes
+ * the device copy, the output still comes home, and both outputs match the
+ * CPU.  Before, the reader was given the host name and the plan check
+ * refused it ("reads 'tap' in host memory"). */
+START_TEST(test_graph_output_read_on_device) {
+  static const char *const names[2] = {"tap", "y"};
+  het_tensor *want[2], *got[2], *x;
+  for (int pass = 0; pass < 2; pass++) {
+    const char *kv[] = {pass ? "providers=emu,cpu" : "providers=cpu",
+                        "devices=" DEVICES "npu.yaml", "algorithm=priority",
+                        NULL};
+    het_session *s;
+    ck_assert_msg(open_session("tapped_convs.onnx", kv, &s) == HET_OK, "%s",
+                  het_last_error());
+    if (pass)
+      ck_assert_int_eq(case_placed_on(s, "emu"), 2); /* Conv+Relu, Conv */
+    x = case_pattern_input(s);
+    const char *in[1] = {"x"};
+    het_tensor **out = pass ? got : want;
+    for (int rep = 0; rep < 1 + pass; rep++) {
+      if (rep) {
+        het_tensor_destroy(out[0]);
+        het_tensor_destroy(out[1]);
+      }
+      ck_assert_msg(het_session_run(s, in, &x, 1, names, 2, out) == HET_OK,
+                    "%s", het_last_error());
+    }
+    het_tensor_destroy(x);
+    het_session_destroy(s);
+  }
+  case_assert_close(got[0], want[0], 1e-5, "tap: emu vs cpu");
+  case_assert_close(got[1], want[1], 1e-5, "y: emu vs cpu");
+  for (int k = 0; k < 2; k++) {
+    het_tensor_destroy(got[k]);
+    het_tensor_destroy(want[k]);
+  }
 }
 END_TEST
 
@@ -324,6 +365,7 @@ static Suite *emu_e2e_suite(void) {
   tcase_add_checked_fixture(core, setup, teardown);
   tcase_add_loop_test(core, test_split_matches_cpu, 0, 8);
   tcase_add_loop_test(core, test_jittered_soak, 0, 4);
+  tcase_add_test(core, test_graph_output_read_on_device);
   tcase_set_timeout(core, 300);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");

@@ -28,6 +28,8 @@ typedef struct het_bctx {
   int *space;      /* per value: memory space it lives in (-1 host) */
   unsigned *readers; /* per original value: bit s+1 if space s reads it */
   int *pending;    /* (node << 8 | output) produced by the current run */
+  int *pending_home; /* per pending output: the graph output it stands in
+                        for (renamed on its device), or -1 */
   int n_pending;
   int run_space;   /* memory space of the current run of nodes */
   int *copy_of;    /* per (value * n_spaces + space+1): copy value id or -1 */
@@ -198,23 +200,33 @@ static het_status het_transfer_chain(het_bctx *b, int logical, int to,
   return HET_OK;
 }
 
-/* A node's graph output produced on a device: the node writes a new
- * device value instead, and the exit chain brings it back under the old
- * name. */
-static het_status het_output_home(het_bctx *b, int n, int o, int space) {
+/* A node's graph output v produced on a device: the node writes a new
+ * device value instead, at once, so that the nodes of its run that read v
+ * read that; v itself will be its copy home (het_output_home, when the
+ * run ends).  *home = v. */
+static het_status het_output_rename(het_bctx *b, int n, int o, int space,
+                                    int *home) {
   het_graph *g = b->g;
   int v = g->nodes[n].outputs[o];
   char vname[600];
   snprintf(vname, sizeof vname, "%s@%s", g->values[v].name,
            het_space_name(b, space));
-  int nv, host;
+  int nv;
   HET_TRY(het_graph_intern_value(g, vname, &nv));
   g->values[nv].dtype = g->values[v].dtype;
   g->values[nv].shape = g->values[v].shape;
   g->values[nv].producer = n;
   g->nodes[n].outputs[o] = nv;
   b->space[nv] = space;
+  b->space[v] = -1; /* made by the exit chain */
   b->copy_of[v * b->n_spaces + space + 1] = nv;
+  *home = v;
+  return HET_OK;
+}
+
+/* The exit chain bringing device value nv back home as graph output v. */
+static het_status het_output_home(het_bctx *b, int nv, int v) {
+  int host;
   HET_TRY(het_exit_chain(b, nv, v, v, &host));
   b->copy_of[v * b->n_spaces] = v;
   return HET_OK;
@@ -245,10 +257,11 @@ static het_status het_flush_pending(het_bctx *b) {
   het_graph *g = b->g;
   for (int k = 0; k < b->n_pending; k++) {
     int n = b->pending[k] >> 8, o = b->pending[k] & 0xff;
-    int v = g->nodes[n].outputs[o];
-    int space = b->space[v];
-    if (space >= 0 && (g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
-      HET_TRY(het_output_home(b, n, o, space));
+    int v = g->nodes[n].outputs[o], home = b->pending_home[k];
+    if (home >= 0) {
+      HET_TRY(het_output_home(b, v, home));
+      v = home; /* its readers elsewhere copy from home */
+    }
     HET_TRY(het_copy_eagerly(b, v));
   }
   b->n_pending = 0;
@@ -284,6 +297,10 @@ static het_status het_boundary_node(het_bctx *b, const bool *host_memory,
     if (v < 0)
       continue;
     b->space[v] = space;
+    int home = -1;
+    if (space >= 0 && (g->values[v].flags & HET_VALUE_GRAPH_OUTPUT))
+      HET_TRY(het_output_rename(b, n, o, space, &home));
+    b->pending_home[b->n_pending] = home;
     b->pending[b->n_pending++] = n << 8 | o;
   }
   return HET_OK;
@@ -370,7 +387,9 @@ het_status het_boundary_insert(het_graph *g, const het_ep *devices,
     st = het_copy_sources(&b);
   b.pending = het_arena_calloc(arena, reads + (size_t)g->n_nodes + 1,
                                sizeof(int));
-  if (!b.pending)
+  b.pending_home = het_arena_calloc(arena, reads + (size_t)g->n_nodes + 1,
+                                    sizeof(int));
+  if (!b.pending || !b.pending_home)
     st = het_error(HET_ERR_OUT_OF_MEMORY, "boundary: out of memory");
   for (int k = 0; k < n_old && st == HET_OK; k++)
     st = het_boundary_node(&b, host_memory, old_order[k]);

@@ -14,6 +14,10 @@ across cpu + emu.
   regime_convs.onnx       x[N,3,H,W] -> five 3x3 Convs with Relus (16
                           channels) and a 1x1 head -> y[N,4,H,W]: on the
                           NPU only when the images are large (test_regime.c)
+  tapped_convs.onnx       x[1,3,8,8] -> Conv, Relu -> "tap" (a graph output
+                          that the next Conv reads too) -> Conv -> y: a
+                          graph output made on the NPU and read there in
+                          the same run (test_emu_e2e.c)
 
 configs/devices/npu.yaml lists Conv, Relu, MatMul, Softmax... but not
 LeakyRelu, ReduceMean, Sub, Pow, Sqrt, Div or Erf, so both models split
@@ -175,7 +179,31 @@ def regime_convs():
            "regime_convs.onnx")
 
 
+def tapped_convs():
+    b = Builder()
+    tap = b.op("Relu", [b.op("Conv", ["x", b.weight("t0_w", (8, 3, 3, 3), 0.27)],
+                             name="t0", pads=[1] * 4)], name="tap")
+    y = b.op("Conv", [tap, b.weight("t1_w", (4, 8, 3, 3), 0.17)], name="t1",
+             pads=[1] * 4)
+    b.nodes[-2].output[0] = "tap"
+    b.nodes[-1].input[0] = "tap"
+    b.nodes[-1].output[0] = "y"
+    g = helper.make_graph(
+        b.nodes, "tapped_convs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("tap", TensorProto.FLOAT, [1, 8, 8, 8]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        b.inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="gen_models.py")
+    m.ir_version = 7
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "tapped_convs.onnx"))
+    print("tapped_convs.onnx", len(b.nodes), "nodes")
+
+
 if __name__ == "__main__":
     resnet()
     transformer()
     regime_convs()
+    tapped_convs()
