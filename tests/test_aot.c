@@ -8,8 +8,11 @@
  * suboptimal (another CPU, another library version), and rebuild on
  * request; deterministic=true gives the same bytes for any thread count
  * and in another process, a plan's being those of the session that wrote
- * it; truncated, bit-flipped and semantically broken plans fail with a
- * clear status and never crash; het_plan_get_info describes and grades.
+ * it; a session's shape regimes (planned ahead with
+ * het_session_plan_shapes) are stored and restored, a run's shapes taking
+ * the nearest stored one; truncated, bit-flipped and semantically broken
+ * plans fail with a clear status and never crash; het_plan_get_info
+ * describes and grades.
  */
 #include <check.h>
 #include <dirent.h>
@@ -476,6 +479,132 @@ START_TEST(test_semantic_damage) {
 }
 END_TEST
 
+/* x[1,3,side,side] with the fixed pattern, as inputs. */
+static inputs image(int64_t side) {
+  inputs in = {.n = 1};
+  const int64_t dims[4] = {1, 3, side, side};
+  in.t[0] = pattern(dims, 4);
+  in.names[0] = strdup("x");
+  return in;
+}
+
+static char *edit_regime_number(const char *text, size_t n, size_t *out_n) {
+  char *out = malloc(n + 1);
+  memcpy(out, text, n);
+  out[n] = '\0';
+  char *p = strstr(out, "regime\t1\t");
+  ck_assert_ptr_nonnull(p);
+  p[7] = '3'; /* regime 3 after regime 0: not the next one */
+  *out_n = n;
+  return out;
+}
+
+static char *edit_regime_shape(const char *text, size_t n, size_t *out_n) {
+  char *out = malloc(n + 1);
+  memcpy(out, text, n);
+  out[n] = '\0';
+  char *p = strstr(out, "x=1x3x128x128");
+  ck_assert_ptr_nonnull(p);
+  p[1] = 'y'; /* "xy1x3x...": no '=' */
+  *out_n = n;
+  return out;
+}
+
+/* Shape regimes in a plan: a session of regime_convs.onnx (emu+cpu,
+ * planned for 16x16 images, which stay on the CPU) plans 128x128 ahead
+ * (het_session_plan_shapes: a regime of its own, on the emu) and runs
+ * both sizes; its plan, loaded in the background and eagerly, reports
+ * both regimes as stored, places 128x128 on the emu again with nothing
+ * re-planned, gives bitwise the writer's outputs at both sizes, and gives
+ * 300x300 (a range never planned) the nearest stored regime.  Bad shapes
+ * to plan for and damaged regime lines are clear errors. */
+START_TEST(test_regimes) {
+  static const char *const kv[] = {"providers=emu,cpu", NPU,
+                                   "shape=x=1x3x16x16", NULL};
+  het_session *s = open_with(DATA "/emu/regime_convs.onnx", kv);
+  int regime = -1;
+  ck_assert_msg(het_session_plan_shapes(s, "x=1x3x128x128", &regime) == HET_OK,
+                "%s", het_last_error());
+  ck_assert_int_eq(regime, 1);
+  ck_assert_int_eq(het_session_plan_shapes(s, "x=1x3x16x16", &regime), HET_OK);
+  ck_assert_int_eq(regime, 0);
+  static const struct {
+    const char *shapes, *word;
+  } bad[] = {{"y=1x3x8x8", "no input 'y'"},
+             {"x=1x4x8x8", "differs from the model's"},
+             {"x=1x3x8", "rank"},
+             {"", "is open: give a shape"},
+             {"x=1x3xAx8", "x"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_int_eq(het_session_plan_shapes(s, bad[i].shapes, NULL),
+                     HET_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(het_last_error(), bad[i].word), "'%s': %s",
+                  bad[i].shapes, het_last_error());
+  }
+  const int64_t sides[3] = {16, 128, 300};
+  inputs in[3];
+  outputs want[3];
+  for (int k = 0; k < 2; k++) {
+    in[k] = image(sides[k]);
+    want[k] = run(s, &in[k]);
+  }
+  ck_assert_int_eq(het_session_save_plan(s, plan_path), HET_OK);
+  char *wrote = explain(s);
+  ck_assert_msg(strstr(wrote, "made before any run") &&
+                    strstr(wrote, "cpu->emu"),
+                "%s", wrote);
+  in[2] = image(sides[2]);
+  want[2] = run(s, &in[2]); /* after saving: the plan holds two regimes */
+  for (int mode = 0; mode < 2; mode++) {
+    const char *lkv[] = {mode ? "plan_load=eager" : "plan_load=background",
+                         NULL};
+    het_session *p = open_with(plan_path, lkv);
+    for (int k = 0; k < 3; k++) {
+      outputs y = run(p, &in[k]);
+      if (k < 2)
+        assert_same(&y, &want[k], "a stored regime vs the writer");
+      else
+        case_assert_close(y.t[0], want[2].t[0], 1e-4, "the nearest regime");
+      outputs_free(&y);
+    }
+    char *text = explain(p);
+    ck_assert_msg(strstr(text, "stored in the plan: a run's shapes") &&
+                      strstr(text, "regime 1: x=1x3x128x128, stored in the "
+                                   "plan") &&
+                      strstr(text, "cpu->emu") &&
+                      strstr(text, "x=1x3x300x300: regime 1 (kept: the "
+                                   "plan's regime of the nearest shapes)") &&
+                      !strstr(text, "new regime"),
+                  "%s", text);
+    het_string_destroy(text);
+    het_session_destroy(p);
+  }
+  char *info = NULL;
+  ck_assert_int_eq(het_plan_get_info(env, plan_path, &info), HET_OK);
+  ck_assert_msg(strstr(info, "shape regime 1: 1 graph, 6 nodes, planned for "
+                             "x=1x3x128x128"),
+                "%s", info);
+  het_string_destroy(info);
+  char *(*const edits[2])(const char *, size_t, size_t *) = {
+      edit_regime_number, edit_regime_shape};
+  const char *words[2] = {"malformed regime line", "not NAME=DIMS"};
+  for (int e = 0; e < 2; e++) {
+    ck_assert_int_eq(het_session_save_plan(s, plan_path), HET_OK);
+    rewrite_section(HET_PSEC_PARTITION, edits[e]);
+    het_session *p = NULL;
+    ck_assert_int_eq(het_session_create(env, plan_path, NULL, &p),
+                     HET_ERR_INVALID_MODEL);
+    ck_assert_msg(strstr(het_last_error(), words[e]), "%s", het_last_error());
+  }
+  het_string_destroy(wrote);
+  for (int k = 0; k < 3; k++) {
+    outputs_free(&want[k]);
+    inputs_free(&in[k]);
+  }
+  het_session_destroy(s);
+}
+END_TEST
+
 /* One output's bytes from a session on path (deterministic, threads
  * "threads=N") for the fixed pattern input, open dims 64; NULL on any
  * failure (no Check assertions: the other process of test_deterministic
@@ -612,6 +741,7 @@ static Suite *aot_suite(void) {
                       (int)(sizeof cases / sizeof *cases));
   tcase_add_test(core, test_fingerprint_grades);
   tcase_add_test(core, test_deterministic);
+  tcase_add_test(core, test_regimes);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_checked_fixture(errors, setup, teardown);

@@ -419,10 +419,14 @@ HET_API het_status het_session_save_trace(het_session *session,
  * such a file like a model: no optimization, partitioning or kernel
  * timing; the weights are read in place from the mapped file; outputs
  * are bitwise those of the session that wrote it on the same machine.
- * The loading session takes its providers, device profiles (unless
- * given), shapes to plan for and provider options from the plan, and
- * everything else (threads, executor, limits, measurement, trace) from
- * its own options; it keeps the plan's one placement for every shape.
+ * A session with shape regimes (option "replan") writes every regime it
+ * has made (het_session_plan_shapes makes them without running); the
+ * loading session restores each and gives a run's shapes the regime
+ * planned for their range, or that of the nearest range, never a new
+ * placement.  The loading session takes its providers, device profiles
+ * (unless given), shapes to plan for and provider options from the plan,
+ * and everything else (threads, executor, limits, measurement, trace)
+ * from its own options.
  * A plan is graded against the machine that loads it: "optimal",
  * "suboptimal" (it runs; the session warns naming what differs: another
  * CPU model or CPU count, another library version) or "unusable" (an
@@ -435,6 +439,20 @@ HET_API het_status het_session_save_trace(het_session *session,
  * file renamed into place.  Thread-safe with runs. */
 HET_API het_status het_session_save_plan(het_session *session,
                                          const char *path);
+
+/* Plans session for the input shapes in shapes ("NAME=DIMS" entries
+ * separated by ',', e.g. "images=1x3x1280x1280"; an input whose dims the
+ * model fixes may be left out) as a run of them would, without running:
+ * on a session with shape regimes (option "replan") the range of those
+ * shapes gets its regime now, a new placement when it is estimated
+ * faster by "replan_gain" or more (het_session_explain reports the
+ * choice as "planned"), so that het_session_save_plan can store it.
+ * *regime (when non-NULL) is the regime the shapes use: 0 for a session
+ * that keeps one placement for every shape.  Errors: a malformed entry,
+ * an input the model lacks, a rank or fixed dim unlike the model's, an
+ * input with open dims left out.  Thread-safe with runs. */
+HET_API het_status het_session_plan_shapes(het_session *session,
+                                           const char *shapes, int *regime);
 
 /* A description of the plan file at path (caller frees:
  * het_string_destroy): what made it (hetrt version, date, model,

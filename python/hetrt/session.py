@@ -213,6 +213,18 @@ class InferenceSession:
         bitwise those of this session on the same machine."""
         self._sess.save_plan(os.fspath(path))
 
+    def plan_shapes(self, shapes):
+        """Plans the session for input shapes, as a run of them would,
+        without running, and returns the shape regime they use (0 when
+        the session keeps one placement for every shape).  ``shapes``:
+        ``{"x": (1, 3, 1280, 1280)}`` or ``"x=1x3x1280x1280"``; inputs
+        whose dims the model fixes may be left out.  ``save_plan`` then
+        stores every regime."""
+        if isinstance(shapes, dict):
+            shapes = ",".join("%s=%s" % (name, "x".join(str(int(d)) for d in dims))
+                              for name, dims in shapes.items())
+        return self._sess.plan_shapes(shapes)
+
     def planned_peak(self, provider="host"):
         """Planned peak bytes of a memory space ("host" or a provider)."""
         return self._sess.planned_peak(provider)

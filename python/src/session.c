@@ -372,6 +372,24 @@ static PyObject *session_save_plan(hetpy_session *self, PyObject *args)
   return hetpy_session_save(self, args, het_session_save_plan);
 }
 
+static PyObject *session_plan_shapes(hetpy_session *self, PyObject *args)
+{
+  const char *shapes = NULL;
+  if (!PyArg_ParseTuple(args, "s", &shapes))
+    return NULL;
+  int regime = 0;
+  het_status st;
+  char *message = NULL;
+  Py_BEGIN_ALLOW_THREADS
+  st = het_session_plan_shapes(self->session, shapes, &regime);
+  if (st != HET_OK)
+    message = hetpy_error_copy();
+  Py_END_ALLOW_THREADS
+  if (st != HET_OK)
+    return hetpy_raise_copied(st, message);
+  return PyLong_FromLong(regime);
+}
+
 static PyObject *session_clear_trace(hetpy_session *self, PyObject *unused)
 {
   (void)unused;
@@ -418,6 +436,8 @@ static PyMethodDef session_methods[] = {
    "save_node_times(path) (needs measure=true)"},
   {"save_plan", (PyCFunction)session_save_plan, METH_VARARGS,
    "save_plan(path): an ahead-of-time plan file (docs/plan-format.md)"},
+  {"plan_shapes", (PyCFunction)session_plan_shapes, METH_VARARGS,
+   "plan_shapes('x=1x3x640x640,...') -> the shape regime they use"},
   {"clear_trace", (PyCFunction)session_clear_trace, METH_NOARGS,
    "clear_trace()"},
   {"planned_peak", (PyCFunction)session_planned_peak, METH_VARARGS,

@@ -116,6 +116,13 @@ het_status het_session_save_plan(het_session *s, const char *path) {
   return het_session_save_plan_impl(s, path);
 }
 
+het_status het_session_plan_shapes(het_session *s, const char *shapes,
+                                   int *regime) {
+  if (!s || !shapes)
+    return HET_NULL("het_session_plan_shapes");
+  return het_session_plan_shapes_impl(s, shapes, regime);
+}
+
 het_status het_plan_get_info(het_env *env, const char *path, char **out) {
   if (!env || !path || !out)
     return HET_NULL("het_plan_get_info");

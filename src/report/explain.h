@@ -83,12 +83,13 @@ typedef struct het_explain_regime {
   double est_after;      /* this regime's own */
   int n_moved;           /* model nodes placed unlike in from */
   const char *moved;     /* "conv1 emu->cpu, ..." */
+  bool stored;           /* loaded from the plan file */
 } het_explain_regime;
 
 /* What the first run of a new range of shapes decided. */
 typedef struct het_explain_regime_choice {
   const char *shapes;    /* that run's input shapes */
-  long run;
+  long run;              /* 0: planned without a run */
   int regime;            /* the regime runs of its range use */
   int kept;              /* the best existing regime at these shapes */
   double est_kept;       /* kept's estimate at these shapes */
@@ -133,6 +134,7 @@ typedef struct het_explain {
   const char *plan_grade; /* "optimal", "suboptimal", "unusable" */
   const char *plan_why;  /* the grade's reasons, or NULL */
   bool replans;          /* the session re-plans per shape regime */
+  bool regimes_stored;   /* ... or keeps the regimes its plan stores */
   double replan_gain;    /* the relative gain that makes a new regime */
   int max_regimes;
   int n_regimes;         /* regime 0 included, when replans */

@@ -33,7 +33,8 @@ void het_session_destroy_impl(het_session *s) {
   het_graph_destroy(s->optimized);
   het_graph_destroy(s->graph);
   het_session_options_destroy_impl(s->options);
-  het_aot_destroy(s->aot); /* after the graphs: they borrow its weights */
+  if (!s->aot_regime) /* after the graphs: they borrow its weights */
+    het_aot_destroy(s->aot);
   het_arena_deinit(&s->arena);
   free(s);
 }
@@ -59,21 +60,25 @@ het_status het_session_warn(het_session *s, const char *fmt, ...) {
   return HET_OK;
 }
 
-/* The session of het_session_create_graph, from a plan when a is set. */
+/* The session of het_session_create_graph, from a plan when a is set
+ * (regime: the plan's shape regime; a > 0 borrows a). */
 static het_status het_session_make(het_env *env, het_graph *g,
-                                   struct het_aot *a, const char *model,
+                                   struct het_aot *a, int regime,
+                                   const char *model,
                                    const het_session_options *o,
                                    bool graph_ready, bool plan_only,
                                    het_session **out) {
   het_session *s = calloc(1, sizeof *s);
   if (!s) {
     het_graph_destroy(g);
-    het_aot_destroy(a);
+    if (!regime)
+      het_aot_destroy(a);
     return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
   }
   s->env = env;
   s->graph = g;
   s->aot = a;
+  s->aot_regime = regime;
   s->graph_ready = graph_ready;
   s->plan_only = plan_only;
   het_arena_init(&s->arena);
@@ -93,7 +98,7 @@ het_status het_session_create_graph(het_env *env, het_graph *g,
                                     const het_session_options *o,
                                     bool graph_ready, bool plan_only,
                                     het_session **out) {
-  return het_session_make(env, g, NULL, model, o, graph_ready, plan_only,
+  return het_session_make(env, g, NULL, 0, model, o, graph_ready, plan_only,
                           out);
 }
 
@@ -101,7 +106,14 @@ het_status het_session_create_aot(het_env *env, het_graph *g,
                                   struct het_aot *a,
                                   const het_session_options *o,
                                   het_session **out) {
-  return het_session_make(env, g, a, a->path, o, true, false, out);
+  return het_session_make(env, g, a, 0, a->path, o, true, false, out);
+}
+
+het_status het_session_create_aot_regime(het_env *env, het_graph *g,
+                                         struct het_aot *a, int k,
+                                         const het_session_options *o,
+                                         het_session **out) {
+  return het_session_make(env, g, a, k, a->path, o, true, false, out);
 }
 
 /* Whether the file at path starts like a plan file (an unreadable one is

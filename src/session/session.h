@@ -196,6 +196,10 @@ struct het_session {
                                graph's weights), or NULL */
   bool aot_rebuild;         /* the plan was unusable here and is being
                                partitioned afresh (plan_mismatch=rebuild) */
+  int aot_regime;           /* the plan's shape regime this session is
+                               (its builds, blobs); > 0: a regime's
+                               session, borrowing the plan from the
+                               session that loaded it */
   bool deferred;            /* compilation runs on a thread of its own
                                after creation (a plan's session): every
                                entry point that needs it waits
@@ -222,6 +226,13 @@ het_status het_session_create_aot(het_env *env, het_graph *g,
                                   struct het_aot *a,
                                   const het_session_options *o,
                                   het_session **out);
+/* The session of stored shape regime k (>= 1) of plan a, over g (a copy
+ * of the loading session's optimized graph; taken, destroyed on failure
+ * too); a stays the loading session's. */
+het_status het_session_create_aot_regime(het_env *env, het_graph *g,
+                                         struct het_aot *a, int k,
+                                         const het_session_options *o,
+                                         het_session **out);
 
 /* ---- session_ready.c: compilation after creation ---- */
 typedef struct het_ready het_ready;
@@ -251,6 +262,12 @@ void het_regimes_destroy(het_session *s);
  * for them passes replan_gain.  Thread-safe. */
 het_status het_regime_select(het_session *s, het_tensor *const *params,
                              het_session **run_in);
+/* The shape regimes a plan stores beyond its first, made (each a session
+ * of its own over a copy of the optimized graph, placed and compiled from
+ * the plan) once s's own builds are compiled; a run's shapes then take
+ * the stored regime of their key or of the nearest key, never a new
+ * partition.  Nothing for a plan of one regime. */
+het_status het_regimes_load(het_session *s);
 /* Regime k's session (k >= 1; NULL when there is no such regime) and the
  * shapes it was made for, for traces and reports. */
 het_session *het_regime_session(const het_session *s, int k,

@@ -116,9 +116,38 @@ static bool het_aot_int(const char *s, int lo, int hi, int *out) {
   return true;
 }
 
+/* "regime<TAB>K<TAB>NAME=DIMS..." (line, in the arena): the builds after
+ * it are shape regime K's, planned for those shapes. */
+static het_status het_aot_regime_line(het_aot *a, char *line) {
+  int n = 1, k;
+  for (const char *p = line; *p; p++)
+    n += *p == '\t';
+  char **f = het_arena_calloc(&a->arena, (size_t)n, sizeof *f);
+  if (!f)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "plan: out of memory");
+  n = het_aot_fields(line, f, n);
+  het_aot_regime *prev = &a->regimes[a->n_regimes - 1];
+  if (n < 3 || !het_aot_int(f[1], 1, HET_MAX_REGIMES - 1, &k) ||
+      k != a->n_regimes || a->n_builds == prev->first_build)
+    return het_aot_bad(a, "PARTITION: a malformed regime line");
+  for (int i = 2; i < n; i++) {
+    const char *eq = strrchr(f[i], '=');
+    if (!eq || eq == f[i] || !eq[1])
+      return het_aot_bad(a, "PARTITION: a regime's shape is not NAME=DIMS");
+  }
+  prev->n_builds = a->n_builds - prev->first_build;
+  a->regimes[k] = (het_aot_regime){.first_build = a->n_builds,
+                                   .n_shapes = n - 2,
+                                   .shapes = (const char **)f + 2};
+  a->n_regimes++;
+  return HET_OK;
+}
+
 /* PARTITION: "build<TAB>index<TAB>prefix<TAB>nodes" then one
  * "node<TAB>index<TAB>name<TAB>provider<TAB>placed_by<TAB>reason" per
- * node ("-" for the host and for no prefix). */
+ * node ("-" for the host and for no prefix); builds are numbered in file
+ * order.  A "regime" line (het_aot_regime_line) starts the builds of
+ * another shape regime. */
 static het_status het_aot_partition(het_aot *a) {
   const het_plan_section *sec = het_plan_file_find(a->file, HET_PSEC_PARTITION);
   if (!sec)
@@ -136,14 +165,21 @@ static het_status het_aot_partition(het_aot *a) {
     return het_error(HET_ERR_OUT_OF_MEMORY, "plan: out of memory");
   het_aot_build *b = NULL;
   int next = 0;
+  a->n_regimes = 1;
   for (char *line = text, *nl; *line; line = nl + 1) {
     nl = strchr(line, '\n');
     *nl = '\0';
+    if (strncmp(line, "regime\t", 7) == 0) {
+      HET_TRY(het_aot_regime_line(a, line));
+      b = NULL;
+      continue;
+    }
     char *f[6];
     int nf = het_aot_fields(line, f, 6);
     if (nf == 4 && strcmp(f[0], "build") == 0 && a->n_builds < builds) {
       b = &a->builds[a->n_builds];
       if (!het_aot_int(f[1], 0, 1 << 20, &b->index) ||
+          b->index != a->n_builds ||
           !het_aot_int(f[3], 0, 1 << 28, &b->n_nodes))
         return het_aot_bad(a, "PARTITION: a malformed build line");
       b->prefix = strcmp(f[2], "-") == 0 ? "" : f[2];
@@ -171,6 +207,10 @@ static het_status het_aot_partition(het_aot *a) {
   for (int k = 0; k < a->n_builds; k++)
     if (a->builds[k].n_nodes && !a->builds[k].node[a->builds[k].n_nodes - 1])
       return het_aot_bad(a, "PARTITION: a build lacks nodes");
+  het_aot_regime *last = &a->regimes[a->n_regimes - 1];
+  last->n_builds = a->n_builds - last->first_build;
+  if (!last->n_builds)
+    return het_aot_bad(a, "PARTITION: a regime without builds");
   return HET_OK;
 }
 
@@ -399,10 +439,12 @@ void het_aot_destroy(het_aot *a) {
 
 /* ---- 3. the session ---- */
 
+/* Build b's index among the plan's builds (those of s's regime), or -1. */
 static int het_build_index(const het_session *s, const het_graph_build *b) {
-  for (int k = 0; k < s->n_builds; k++)
+  const het_aot_regime *r = &s->aot->regimes[s->aot_regime];
+  for (int k = 0; k < s->n_builds && k < r->n_builds; k++)
     if (s->builds[k] == b)
-      return k;
+      return r->first_build + k;
   return -1;
 }
 
@@ -411,10 +453,7 @@ const het_aot_build *het_aot_find_build(const het_session *s,
   if (!s->aot || s->aot_rebuild)
     return NULL;
   int k = het_build_index(s, b);
-  for (int i = 0; k >= 0 && i < s->aot->n_builds; i++)
-    if (s->aot->builds[i].index == k)
-      return &s->aot->builds[i];
-  return NULL;
+  return k >= 0 ? &s->aot->builds[k] : NULL;
 }
 
 const het_aot_blob *het_aot_find_blob(const het_session *s,
@@ -532,11 +571,27 @@ het_status het_plan_get_info_impl(het_env *env, const char *path, char **out) {
                         : "(unknown)",
                     (unsigned long long)a->file->sections[i].size);
   }
-  int nodes = 0;
-  for (int k = 0; k < a->n_builds; k++)
-    nodes += a->builds[k].n_nodes;
-  het_sbuf_printf(&b, "placement: %d graph%s, %d nodes; %d compiled blobs\n",
-                  a->n_builds, a->n_builds == 1 ? "" : "s", nodes, a->n_blobs);
+  for (int r = 0; r < a->n_regimes; r++) {
+    const het_aot_regime *x = &a->regimes[r];
+    int nodes = 0;
+    for (int k = x->first_build; k < x->first_build + x->n_builds; k++)
+      nodes += a->builds[k].n_nodes;
+    if (r)
+      het_sbuf_printf(&b, "  shape regime %d: ", r);
+    else
+      het_sbuf_puts(&b, a->n_regimes > 1 ? "placement, shape regime 0 (the "
+                                           "option.shape lines): "
+                                         : "placement: ");
+    het_sbuf_printf(&b, "%d graph%s, %d nodes", x->n_builds,
+                    x->n_builds == 1 ? "" : "s", nodes);
+    if (r) {
+      het_sbuf_puts(&b, ", planned for");
+      for (int i = 0; i < x->n_shapes; i++)
+        het_sbuf_printf(&b, "%s %s", i ? "," : "", x->shapes[i]);
+    }
+    het_sbuf_putc(&b, '\n');
+  }
+  het_sbuf_printf(&b, "compiled blobs: %d\n", a->n_blobs);
   /* The providers' grade needs them: a session made from the plan. */
   het_session *s = NULL;
   het_status st = het_plan_file_verify(a->file);

@@ -21,7 +21,8 @@ const char *het_plan_grade_str(het_plan_grade g);
 
 /* One stored placement of a graph build. */
 typedef struct het_aot_build {
-  int index;             /* among s->builds */
+  int index;             /* among the PARTITION's builds (those of regime
+                            k at k's first_build + the session's index) */
   const char *prefix;    /* "" or "If_0/then_branch/" */
   int n_nodes;           /* its model nodes */
   const char **node;     /* per node: its name as stored */
@@ -36,6 +37,15 @@ typedef struct het_aot_blob {
   size_t size;
 } het_aot_blob;
 
+/* A shape regime of the plan: its builds (consecutive in PARTITION) and
+ * the shapes it was planned for.  Regime 0 is the plan's own (shapes:
+ * META's option.shape lines). */
+typedef struct het_aot_regime {
+  int first_build, n_builds;
+  int n_shapes;
+  const char **shapes;   /* "NAME=DIMS" each */
+} het_aot_regime;
+
 /* A plan being loaded (or loaded): the file, its parsed sections. */
 typedef struct het_aot {
   het_plan_file *file;
@@ -49,6 +59,8 @@ typedef struct het_aot {
   het_aot_build *builds;
   int n_blobs;
   het_aot_blob *blobs;
+  int n_regimes;         /* 1 + PARTITION's regime lines */
+  het_aot_regime regimes[HET_MAX_REGIMES];
   het_plan_grade grade;
   char why[1024];        /* the grade's reasons ("" when optimal) */
 } het_aot;

@@ -70,6 +70,8 @@ het_status het_session_get_planned_peak_impl(const het_session *s,
                                              size_t *bytes);
 het_status het_session_save_trace_impl(het_session *s, const char *path);
 het_status het_session_save_plan_impl(het_session *s, const char *path);
+het_status het_session_plan_shapes_impl(het_session *s, const char *shapes,
+                                        int *regime);
 het_status het_plan_get_info_impl(het_env *env, const char *path, char **out);
 void het_session_clear_trace_impl(het_session *s);
 het_status het_session_get_profile_summary_impl(het_session *s, char **out);

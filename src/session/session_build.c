@@ -596,12 +596,12 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
     HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
   }
   if (!s->plan_only) {
-    if (!s->graph_ready || s->aot)
+    if (!s->graph_ready || (s->aot && !s->aot_regime))
       HET_TRY(het_graph_clone(s->graph, &s->optimized));
     HET_TRY(het_options_copy(o, &s->options));
   }
   HET_TRY(het_session_add_providers(s, o));
-  if (s->aot) {
+  if (s->aot && !s->aot_regime) { /* a regime's session: its loader's */
     HET_TRY(het_plan_verdict(s, o));
     s->deferred = !s->aot_rebuild && !(o && o->plan_load_eager);
     if (!s->deferred) /* the weights' hash, before they are used */
@@ -634,5 +634,6 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
     HET_TRY(het_measure_create(s, o->measure, o->trace));
   if (s->deferred)
     return het_session_start_compile(s);
-  return het_session_plan_check(s);
+  HET_TRY(het_session_plan_check(s));
+  return het_regimes_load(s);
 }

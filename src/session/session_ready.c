@@ -1,7 +1,8 @@
 /* session_ready.c — compilation after creation.  A session loaded from a
  * plan returns from creation once its graph is placed; its compute steps
  * are compiled (the providers' blobs restored, weights prepared) and its
- * static signature planned on a thread of its own, and every entry point
+ * static signature planned (and the sessions of the plan's further shape
+ * regimes made) on a thread of its own, and every entry point
  * that needs compiled steps (runs, reports, plan saving, planned peaks)
  * first waits for it through het_session_ready.  The thread first checks
  * the hash of the plan's weights, which creation left unread.  A failure there is the
@@ -32,6 +33,8 @@ static void *het_ready_main(void *arg) {
     st = het_build_compile(s, s->builds[k]);
   if (st == HET_OK)
     st = het_session_plan_check(s);
+  if (st == HET_OK)
+    st = het_regimes_load(s);
   s->ready->status = st;
   if (st != HET_OK)
     snprintf(s->ready->message, sizeof s->ready->message, "%s",

@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "session/session_aot.h"
 #include "session/session_api.h"
 #include "session/session_regime.h"
 
@@ -94,21 +95,22 @@ static bool het_has_open_dims(const het_graph *g) {
   return false;
 }
 
-/* Regime 0's key and shape text from the shapes to plan for, when they
- * cover every input with an open dim. */
-static het_status het_base_key(const het_session *s, het_regimes *r) {
-  const het_session_options *o = s->options;
-  het_regime *base = &r->regimes[0];
-  snprintf(base->shapes, sizeof base->shapes,
-           "the model's own shapes (open dims unknown)");
+/* The key of the shapes to plan for of options o and their text
+ * ("x=1x3x64x64, ..."); *covered: whether they cover every input with an
+ * open dim. */
+static het_status het_hints_key(const het_session *s,
+                                const het_session_options *o,
+                                het_regime_key *key, char *text, size_t cap,
+                                bool *covered) {
   int *ids = malloc(((size_t)s->graph->n_inputs + 1) * sizeof *ids);
   if (!ids)
     return het_error(HET_ERR_OUT_OF_MEMORY, "regimes: out of memory");
   int n = het_model_params(s->graph, ids);
   het_regime_key k = {0};
-  bool covered = true;
   size_t used = 0;
-  for (int i = 0; i < n && covered; i++) {
+  *covered = true;
+  text[0] = '\0';
+  for (int i = 0; i < n && *covered; i++) {
     const het_value *v = &s->graph->values[ids[i]];
     const het_shape_hint *h = NULL;
     for (int j = 0; j < o->n_shapes && !h; j++)
@@ -118,7 +120,7 @@ static het_status het_base_key(const het_session *s, het_regimes *r) {
     for (int d = 0; d < v->shape.rank; d++)
       open |= v->shape.dims[d].value < 0;
     if (!h) {
-      covered = !open;
+      *covered &= !open;
       continue;
     }
     het_key_add(&v->shape, h->rank, h->dims, &k);
@@ -127,15 +129,27 @@ static het_status het_base_key(const het_session *s, het_regimes *r) {
     for (int d = 0; d < h->rank && dl < sizeof dims; d++)
       dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%lld",
                              d ? "x" : "", (long long)h->dims[d]);
-    if (used < sizeof r->base_hints)
-      used += (size_t)snprintf(r->base_hints + used,
-                               sizeof r->base_hints - used, "%s%s=%s",
+    if (used < cap)
+      used += (size_t)snprintf(text + used, cap - used, "%s%s=%s",
                                used ? ", " : "", v->name, dims);
   }
   free(ids);
-  if (covered && o->n_shapes) {
+  *covered &= o->n_shapes > 0;
+  *key = k;
+  return HET_OK;
+}
+
+/* Regime 0's key and shape text from the shapes to plan for, when they
+ * cover every input with an open dim. */
+static het_status het_base_key(const het_session *s, het_regimes *r) {
+  het_regime *base = &r->regimes[0];
+  snprintf(base->shapes, sizeof base->shapes,
+           "the model's own shapes (open dims unknown)");
+  bool covered;
+  HET_TRY(het_hints_key(s, s->options, &r->base_key, r->base_hints,
+                        sizeof r->base_hints, &covered));
+  if (covered) {
     r->base_keyed = true;
-    r->base_key = k;
     snprintf(base->shapes, sizeof base->shapes, "%s (shapes to plan for)",
              r->base_hints);
   }
@@ -375,7 +389,15 @@ static het_status het_regime_of(het_session *s, het_tensor *const *params,
   het_regime_choice c = {.key = *k, .run = run};
   c.at = het_clock_seconds();
   het_shapes_text(s, params, c.shapes, sizeof c.shapes);
-  het_status st = het_regime_evaluate(s, params, &c);
+  het_status st = HET_OK;
+  if (r->stored) { /* a plan's regimes: the nearest, nothing re-planned */
+    pthread_mutex_lock(&r->lock);
+    c.kept = c.regime = het_choice_nearest(r, k);
+    pthread_mutex_unlock(&r->lock);
+    c.est_kept = c.est_best = NAN;
+    c.why = "kept: the plan's regime of the nearest shapes";
+  } else
+    st = het_regime_evaluate(s, params, &c);
   if (st != HET_OK && st != HET_ERR_OUT_OF_MEMORY) {
     /* A partition for these shapes could not be made: the run keeps the
      * best regime it had, and the report says why. */
@@ -395,26 +417,196 @@ static het_status het_regime_of(het_session *s, het_tensor *const *params,
   return st;
 }
 
-het_status het_regime_select(het_session *s, het_tensor *const *params,
-                             het_session **run_in) {
+/* The regime of a run with these parameters (run: whether it counts as
+ * one; a shape planned without running is run 0 of the report). */
+static het_status het_regime_pick(het_session *s, het_tensor *const *params,
+                                  bool run, int *regime) {
   het_regimes *r = s->regimes;
-  *run_in = s;
-  if (!r)
-    return HET_OK;
   het_regime_key k = {0};
   for (int i = 0; i < s->top.prog.n_params; i++)
     het_key_add(&s->graph->values[s->top.prog.params[i]].shape,
                 params[i]->rank, params[i]->dims, &k);
   pthread_mutex_lock(&r->lock);
-  long run = ++r->runs;
+  long number = run ? ++r->runs : 0;
   const het_regime_choice *seen = het_choice_find(r, &k);
-  int regime = seen ? seen->regime : -1;
+  *regime = seen ? seen->regime : -1;
   pthread_mutex_unlock(&r->lock);
-  if (regime < 0 && r->base_keyed && het_key_eq(&k, &r->base_key))
-    regime = 0; /* the shapes it was planned for */
-  if (regime < 0)
-    HET_TRY(het_regime_of(s, params, &k, run, &regime));
+  if (*regime < 0 && r->base_keyed && het_key_eq(&k, &r->base_key))
+    *regime = 0; /* the shapes it was planned for */
+  if (*regime < 0)
+    HET_TRY(het_regime_of(s, params, &k, number, regime));
+  return HET_OK;
+}
+
+het_status het_regime_select(het_session *s, het_tensor *const *params,
+                             het_session **run_in) {
+  *run_in = s;
+  if (!s->regimes)
+    return HET_OK;
+  int regime;
+  HET_TRY(het_regime_pick(s, params, true, &regime));
   *run_in = het_regime_owner(s, regime);
+  return HET_OK;
+}
+
+/* Params of the shapes in text ("NAME=DIMS,..."; an input left out keeps
+ * its declared shape, which must then be fully known) into t[]. */
+static het_status het_shapes_params(het_session *s, const char *text,
+                                    het_tensor *t) {
+  het_session_options *o = NULL;
+  HET_TRY(het_options_copy(NULL, &o));
+  het_status st = HET_OK;
+  char *copy = strdup(text ? text : "");
+  if (!copy)
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "regimes: out of memory");
+  char *save = NULL;
+  for (char *e = copy ? strtok_r(copy, ",", &save) : NULL; e && st == HET_OK;
+       e = strtok_r(NULL, ",", &save))
+    st = het_options_set_shape(o, e);
+  free(copy);
+  for (int j = 0; j < o->n_shapes && st == HET_OK; j++) {
+    bool found = false;
+    for (int i = 0; i < s->top.prog.n_params && !found; i++)
+      found = strcmp(s->graph->values[s->top.prog.params[i]].name,
+                     o->shapes[j].input) == 0;
+    if (!found)
+      st = het_error(HET_ERR_INVALID_ARGUMENT,
+                     "shapes to plan for: the model has no input '%s'",
+                     o->shapes[j].input);
+  }
+  for (int i = 0; i < s->top.prog.n_params && st == HET_OK; i++) {
+    const het_value *v = &s->graph->values[s->top.prog.params[i]];
+    const het_shape_hint *h = NULL;
+    for (int j = 0; j < o->n_shapes && !h; j++)
+      if (strcmp(o->shapes[j].input, v->name) == 0)
+        h = &o->shapes[j];
+    t[i] = (het_tensor){.dtype = v->dtype, .rank = h ? h->rank : v->shape.rank};
+    if (t[i].rank < 0 || (v->shape.rank >= 0 && t[i].rank != v->shape.rank)) {
+      st = het_error(HET_ERR_INVALID_ARGUMENT,
+                     "shapes to plan for: input '%s' needs %s", v->name,
+                     h ? "its declared rank" : "a shape (its dims are open)");
+      break;
+    }
+    for (int d = 0; d < t[i].rank && st == HET_OK; d++) {
+      int64_t decl = v->shape.rank >= 0 ? v->shape.dims[d].value : -1;
+      t[i].dims[d] = h ? h->dims[d] : decl;
+      if (t[i].dims[d] < 0 || (decl >= 0 && t[i].dims[d] != decl))
+        st = het_error(HET_ERR_INVALID_ARGUMENT,
+                       "shapes to plan for: input '%s' dim %d %s", v->name, d,
+                       h ? "differs from the model's" : "is open: give a shape");
+    }
+  }
+  het_session_options_destroy_impl(o);
+  return st;
+}
+
+het_status het_session_plan_shapes_impl(het_session *s, const char *text,
+                                        int *regime) {
+  if (regime)
+    *regime = 0;
+  HET_TRY(het_session_ready(s));
+  int n = s->top.prog.n_params;
+  het_tensor *t = calloc((size_t)n + 1, sizeof *t);
+  het_tensor **params = calloc((size_t)n + 1, sizeof *params);
+  het_status st = t && params ? HET_OK
+                              : het_error(HET_ERR_OUT_OF_MEMORY,
+                                          "regimes: out of memory");
+  for (int i = 0; i < n && st == HET_OK; i++)
+    params[i] = &t[i];
+  if (st == HET_OK)
+    st = het_shapes_params(s, text, t);
+  int k = 0;
+  if (st == HET_OK && s->regimes)
+    st = het_regime_pick(s, params, false, &k);
+  if (st == HET_OK && regime)
+    *regime = k;
+  free(t);
+  free(params);
+  return st;
+}
+
+/* Stored regime k of s's plan: its session and the choice of its key. */
+static het_status het_regime_load_one(het_session *s, int k) {
+  het_regimes *r = s->regimes;
+  const het_aot_regime *stored = &s->aot->regimes[k];
+  het_session_options *o = NULL;
+  HET_TRY(het_options_copy(s->options, &o));
+  for (int i = 0; i < o->n_shapes; i++)
+    free(o->shapes[i].input);
+  o->n_shapes = 0;
+  het_status st = HET_OK;
+  for (int i = 0; i < stored->n_shapes && st == HET_OK; i++)
+    st = het_options_set_shape(o, stored->shapes[i]);
+  het_graph *g = NULL;
+  het_session *x = NULL;
+  if (st == HET_OK)
+    st = het_graph_clone(s->optimized, &g);
+  if (st == HET_OK)
+    st = het_session_create_aot_regime(s->env, g, s->aot, k, o, &x);
+  if (st == HET_OK && x->top.n_model_nodes != s->top.n_model_nodes)
+    st = het_error(HET_ERR_INVALID_MODEL, "its graph has %d nodes, not %d",
+                   x->top.n_model_nodes, s->top.n_model_nodes);
+  het_regime_choice c = {.regime = k, .kept = k, .est_kept = NAN,
+                         .why = "planned for: stored in the plan"};
+  bool covered = false;
+  if (st == HET_OK)
+    st = het_hints_key(s, o, &c.key, c.shapes, sizeof c.shapes, &covered);
+  if (st == HET_OK && !covered)
+    st = het_error(HET_ERR_INVALID_MODEL,
+                   "its shapes leave an input's dims open");
+  het_session_options_destroy_impl(o);
+  if (st != HET_OK) {
+    het_session_destroy_impl(x);
+    return het_error_wrap(st, "plan '%s': shape regime %d", s->aot->path, k);
+  }
+  size_t nn = (size_t)s->top.n_model_nodes + 1;
+  int *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    het_session_destroy_impl(x);
+    return het_error(HET_ERR_OUT_OF_MEMORY, "regimes: out of memory");
+  }
+  het_regime *made = &r->regimes[k];
+  *made = (het_regime){.session = x, .est_before = NAN,
+                     .est_after = x->top.est_cost, .stored = true};
+  snprintf(made->shapes, sizeof made->shapes, "%s", c.shapes);
+  het_top_assign(s, a);
+  het_top_assign(x, b);
+  made->n_moved = het_moved_text(s, x, a, b, made->moved, sizeof made->moved);
+  free(a);
+  free(b);
+  c.est_best = x->top.est_cost;
+  r->choices[r->n_choices++] = c;
+  r->n_regimes = k + 1;
+  return HET_OK;
+}
+
+het_status het_regimes_load(het_session *s) {
+  het_aot *a = s->aot;
+  if (!a || s->aot_regime || s->aot_rebuild || a->n_regimes < 2)
+    return HET_OK;
+  het_regimes *r = calloc(1, sizeof *r);
+  if (!r)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "regimes: out of memory");
+  pthread_mutex_init(&r->lock, NULL);
+  pthread_mutex_init(&r->build, NULL);
+  r->stored = true;
+  r->n_regimes = 1;
+  r->max = a->n_regimes;
+  r->gain = s->options->replan_gain > 0 ? s->options->replan_gain
+                                        : HET_DEFAULT_REPLAN_GAIN;
+  s->regimes = r;
+  HET_TRY(het_base_key(s, r));
+  if (r->base_keyed) {
+    het_regime_choice *c = &r->choices[r->n_choices++];
+    *c = (het_regime_choice){.key = r->base_key, .est_kept = NAN,
+                             .est_best = NAN,
+                             .why = "planned for: stored in the plan"};
+    snprintf(c->shapes, sizeof c->shapes, "%s", r->base_hints);
+  }
+  for (int k = 1; k < a->n_regimes; k++)
+    HET_TRY(het_regime_load_one(s, k));
   return HET_OK;
 }
 
@@ -437,6 +629,7 @@ het_status het_regimes_explain(const het_session *s, het_arena *a,
   if (!r)
     return HET_OK;
   e->replans = true;
+  e->regimes_stored = r->stored;
   e->replan_gain = r->gain;
   e->max_regimes = r->max;
   pthread_mutex_lock(&r->lock);
@@ -451,7 +644,7 @@ het_status het_regimes_explain(const het_session *s, het_arena *a,
     e->regimes[k] = (het_explain_regime){
         .shapes = g->shapes, .run = g->run, .from = g->from,
         .est_before = g->est_before, .est_after = g->est_after,
-        .n_moved = g->n_moved, .moved = g->moved};
+        .n_moved = g->n_moved, .moved = g->moved, .stored = g->stored};
   }
   for (int i = 0; i < n_choices; i++) {
     const het_regime_choice *c = &r->choices[i];

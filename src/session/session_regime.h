@@ -32,6 +32,7 @@ typedef struct het_regime {
   double est_after;       /* this regime's own */
   int n_moved;            /* model nodes placed unlike in from */
   char moved[512];        /* "conv1 emu->cpu, ..." (the first 8) */
+  bool stored;            /* loaded from the plan file */
 } het_regime;
 
 /* What a key's first run decided. */
@@ -52,6 +53,7 @@ typedef struct het_regime_choice {
 struct het_regimes {
   pthread_mutex_t lock;   /* n_regimes, n_choices, runs */
   pthread_mutex_t build;  /* one evaluation at a time */
+  bool stored;            /* the regimes a plan file stores: no new ones */
   double gain;            /* replan_gain */
   int max;                /* max_regimes (regime 0 included) */
   long runs;

@@ -316,6 +316,19 @@ expect_rc 0 "$HETRT" plan info "$WORK/abs.hplan" && {
   expect_out "^on this machine: optimal$"
 }
 expect_usage "no output given" "$HETRT" compile "$NODE/test_abs/model.onnx"
+# a second shape regime planned at compile time, stored and described
+expect_rc 0 "$HETRT" compile "$SRC/tests/data/emu/regime_convs.onnx" -o "$WORK/rc.hplan" \
+    --providers emu,cpu --devices "$SRC/configs/devices/npu.yaml" --shape x=1x3x16x16 \
+    --regime x=1x3x128x128 --regime x=1x3x20x20 && {
+  expect_out "^  x=1x3x128x128: shape regime 1$"
+  expect_out "^  x=1x3x20x20: shape regime 0 (the session's own placement)$"
+}
+expect_rc 0 "$HETRT" plan info "$WORK/rc.hplan" &&
+  expect_out "^  shape regime 1: 1 graph, 6 nodes, planned for x=1x3x128x128$"
+expect_rc 1 "$HETRT" compile "$SRC/tests/data/emu/regime_convs.onnx" -o "$WORK/rc2.hplan" \
+    --providers emu,cpu --regime x=1x3x16 && expect_err "input .x. needs its declared rank"
+expect_usage "--regime expects NAME=DIMS" "$HETRT" compile "$SRC/tests/data/emu/regime_convs.onnx" -o "$WORK/rc2.hplan" \
+    --regime x
 expect_usage "unknown verb 'show'" "$HETRT" plan show "$WORK/abs.hplan"
 head -c 100 "$WORK/abs.hplan" >"$WORK/cut.hplan"
 expect_rc 1 "$HETRT" plan info "$WORK/cut.hplan" && expect_err "cut.hplan"

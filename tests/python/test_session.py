@@ -196,3 +196,26 @@ def test_options_values_are_converted(conv_model, tmp_path):
     with pytest.raises(TypeError, match="option 'trace'"):
         hetrt.InferenceSession(conv_model, options={"trace": object()})
     assert os.path.getsize(tmp_path / "t.tsv") > 0
+
+
+def test_plan_shapes_and_stored_regimes(source_dir, npu_profile, tmp_path):
+    """regime_convs.onnx on emu+cpu, planned for 16x16 images (CPU):
+    plan_shapes makes 128x128 a regime of its own without a run, the plan
+    stores it, and the loaded plan gives the writer's outputs at both
+    sizes with nothing re-planned."""
+    model = str(source_dir / "tests" / "data" / "emu" / "regime_convs.onnx")
+    sess = hetrt.InferenceSession(model, providers=["emu", "cpu"], devices=npu_profile,
+                                  options={"shape": "x=1x3x16x16"})
+    assert sess.plan_shapes({"x": (1, 3, 128, 128)}) == 1
+    assert sess.plan_shapes("x=1x3x16x16") == 0
+    with pytest.raises(hetrt.InvalidArgument, match="no input 'y'"):
+        sess.plan_shapes("y=1x3x8x8")
+    plan = tmp_path / "r.hplan"
+    sess.save_plan(plan)
+    loaded = hetrt.InferenceSession(str(plan))
+    for side in (16, 128):
+        x = rand(1, 3, side, side)
+        np.testing.assert_array_equal(loaded.run(None, {"x": x})[0], sess.run(None, {"x": x})[0])
+    report = loaded.explain()
+    assert "regime 1: x=1x3x128x128, stored in the plan" in report
+    assert "new regime" not in report

@@ -16,23 +16,38 @@
 #define COMPILE_PROG "hetrt compile"
 #define PLAN_PROG "hetrt plan"
 
-enum { COMPILE_OUTPUT = 1 };
+enum { COMPILE_OUTPUT = 1, COMPILE_REGIME };
+
+#define COMPILE_MAX_REGIMES 16
 
 typedef struct compile_args {
   cli_common common;
   const char *model;
   const char *output;
+  int n_regimes;
+  const char *regimes[COMPILE_MAX_REGIMES];
 } compile_args;
 
 static const cli_option compile_options[] = {
     {.id = COMPILE_OUTPUT, .name = "--output", .alias = "-o", .kind = CLI_ARG_TEXT,
      .metavar = "FILE", .help = "the plan file to write (required; by convention *.hplan)"},
+    {.id = COMPILE_REGIME, .name = "--regime", .kind = CLI_ARG_PAIR,
+     .metavar = "NAME=DIMS[,NAME=DIMS...]",
+     .help = "also plan for these input shapes (a shape regime: a placement of\n"
+             "its own when estimated faster by replan_gain); repeatable, up to 16"},
     {0},
 };
 
 static int compile_handle(void *ctx, const cli_command *cmd, const cli_option *opt,
                           const cli_value *v) {
   compile_args *a = ctx;
+  if (opt && opt->id == COMPILE_REGIME) {
+    if (a->n_regimes == COMPILE_MAX_REGIMES)
+      return cli_usage_error(cmd->prog, "more than %d --regime options",
+                             COMPILE_MAX_REGIMES);
+    a->regimes[a->n_regimes++] = v->text;
+    return 0;
+  }
   if (opt) {
     a->output = v->text;
     return 0;
@@ -65,7 +80,8 @@ int cli_cmd_compile(int argc, char **argv) {
                "that work again; it is graded against the machine that loads it.",
       .examples = "  hetrt compile resnet50.onnx -o resnet50.hplan\n"
                   "  hetrt compile det.onnx -o det.hplan --providers emu,cpu \\\n"
-                  "      --devices configs/devices/npu.yaml --shape images=1x3x640x640\n",
+                  "      --devices configs/devices/npu.yaml --shape images=1x3x640x640 \\\n"
+                  "      --regime images=1x3x1280x1280\n",
       .groups = groups,
       .n_groups = sizeof groups / sizeof groups[0],
   };
@@ -94,11 +110,22 @@ int cli_cmd_compile(int argc, char **argv) {
                     "making the session (rewrites, placement, kernel timing)");
   bool made = het_env_create(&env) == HET_OK &&
               het_session_create(env, a.model, opts, &s) == HET_OK;
+  int regime[COMPILE_MAX_REGIMES];
+  bool planned = true;
+  for (int i = 0; made && planned && i < a.n_regimes; i++) {
+    char what[320];
+    snprintf(what, sizeof what, "planning for %s", a.regimes[i]);
+    cli_progress_show(&progress, 0, 2, what);
+    planned = het_session_plan_shapes(s, a.regimes[i], &regime[i]) == HET_OK;
+  }
+  made = made && planned;
   if (made)
     cli_progress_show(&progress, 1, 2, "writing the plan");
   bool saved = made && het_session_save_plan(s, a.output) == HET_OK;
   cli_progress_end(&progress, false);
   if (!env) {
+    fprintf(stderr, "%s: %s\n", COMPILE_PROG, het_last_error());
+  } else if (!planned) {
     fprintf(stderr, "%s: %s\n", COMPILE_PROG, het_last_error());
   } else if (!made) {
     cli_print_load_error(COMPILE_PROG, a.model);
@@ -107,6 +134,9 @@ int cli_cmd_compile(int argc, char **argv) {
   } else {
     printf("%s: wrote %s in %.0f ms\n", a.model, a.output,
            (compile_now() - t0) * 1e3);
+    for (int i = 0; i < a.n_regimes; i++)
+      printf("  %s: shape regime %d%s\n", a.regimes[i], regime[i],
+             regime[i] ? "" : " (the session's own placement)");
     cli_print_placement(stdout, s, a.common.verbose);
     rc = CLI_EXIT_OK;
   }

@@ -66,3 +66,6 @@ done
 "$hetrt" compile "$root/tests/data/emu/resnet_small.onnx" -o "$here/fuzz_plan/resnet_small.hplan" >/dev/null
 "$hetrt" compile "$root/tests/data/control/if_conv/model.onnx" -o "$here/fuzz_plan/if_conv.hplan" >/dev/null
 "$hetrt" compile "$root/tests/data/emu/transformer_small.onnx" -o "$here/fuzz_plan/transformer_small.hplan" >/dev/null
+# Two shape regimes (emu with its default profile, so no profile path).
+"$hetrt" compile "$root/tests/data/emu/regime_convs.onnx" -o "$here/fuzz_plan/regime_convs.hplan" \
+  --providers emu,cpu --shape x=1x3x16x16 --regime x=1x3x128x128 >/dev/null
