@@ -70,7 +70,7 @@ typedef struct qconv_entry {
   int key_rank;
   int64_t key[HET_MAX_RANK];
   bool ok;         /* false: oneDNN refused, run the reference */
-  het_dnnl_prim p; /* p.w owned by the entry */
+  het_dnnl_prim p; /* p.w owned by the entry, or a plan's (w_borrowed) */
   bool prepad;
   int nsp;
   int64_t n, c, m;
@@ -329,13 +329,13 @@ static bool pix_off_init(qconv_entry *e);
 
 static void entry_clear(qconv_entry *e) {
   dnnl_primitive_destroy(e->p.prim);
-  free(e->p.w);
+  het_dnnl_weights_free(&e->p);
   free(e->pix_off);
   memset(e, 0, sizeof *e);
 }
 
 /* Builds e for X dims xd: the primitive and its weights, reordered once
- * from W's plain layout. */
+ * from W's plain layout (or a plan's, already in the primitive's). */
 static bool entry_create(const qconv_state *s, const het_node *node,
                          const int64_t *xd, int xr, const het_tensor *w,
                          qconv_entry *e) {
@@ -347,8 +347,7 @@ static bool entry_create(const qconv_state *s, const het_node *node,
   dnnl_primitive_desc_t pd = qconv_pd(s, &c, xr);
   if (!pd || !het_dnnl_prim_init(&e->p, pd))
     return false;
-  e->p.w = het_dnnl_alloc(&e->p.w_md);
-  return e->p.w && het_dnnl_reorder(&wuser, w->data, &e->p.w_md, e->p.w) &&
+  return het_dnnl_weights_prepare(&e->p, &wuser, w->data) &&
          (!e->prepad || pix_off_init(e));
 }
 
@@ -455,6 +454,18 @@ het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
                      node->name);
   }
   return HET_OK;
+}
+
+void het_dnnl_qconv_state_weights(const void *state, het_kernel_weight_fn fn,
+                                  void *ctx) {
+  qconv_state *s = (qconv_state *)state;
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->mu); /* runs may add entries meanwhile */
+  for (int i = 0; i < s->n; i++)
+    if (s->entries[i].ok)
+      het_dnnl_prim_weights(&s->entries[i].p, fn, ctx);
+  pthread_mutex_unlock(&s->mu);
 }
 
 het_status het_dnnl_qconv_prepare(const het_graph *graph, const het_node *node,

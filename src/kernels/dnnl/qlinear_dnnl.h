@@ -32,6 +32,10 @@ het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
  * layout pass. */
 bool het_dnnl_qconv_takes(const het_graph *graph, const het_node *node);
 void het_dnnl_qconv_destroy(void *state);
+/* Its prepared weights, one per primitive, for a plan (kernel.h
+ * state_weights); a prepare under presets.h takes them in place. */
+void het_dnnl_qconv_state_weights(const void *state, het_kernel_weight_fn fn,
+                                  void *ctx);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must run the reference.  Thread safe:
  * several threads may run one state at once. */
@@ -48,6 +52,9 @@ const char *het_dnnl_qconv_impl(const void *state);
 het_status het_dnnl_qmatmul_prepare(const het_graph *graph,
                                     const het_node *node, void **state);
 void het_dnnl_qmatmul_destroy(void *state);
+/* The same for QLinearMatMul and MatMulInteger. */
+void het_dnnl_qmatmul_state_weights(const void *state,
+                                    het_kernel_weight_fn fn, void *ctx);
 het_status het_dnnl_qmatmul_run(het_kernel_ctx *ctx, bool *done);
 const char *het_dnnl_qmatmul_impl(const void *state);
 /* MatMulInteger (qlinear_matmul_dnnl.c) with a constant 2-D int8 B whose
@@ -63,6 +70,8 @@ het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done);
 #define HET_QLINEAR_DNNL_MATMUL_PREPARE het_dnnl_qmatmul_prepare
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY het_dnnl_qmatmul_destroy
 #define HET_QLINEAR_DNNL_MMINT_PREPARE het_dnnl_mmint_prepare
+#define HET_QLINEAR_DNNL_CONV_WEIGHTS het_dnnl_qconv_state_weights
+#define HET_QLINEAR_DNNL_MATMUL_WEIGHTS het_dnnl_qmatmul_state_weights
 #else
 #define HET_QLINEAR_DNNL_CONV_PREPARE NULL
 #define HET_QLINEAR_DNNL_CONV_PREPARE_WITH NULL
@@ -71,6 +80,8 @@ het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done);
 #define HET_QLINEAR_DNNL_MATMUL_PREPARE NULL
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY NULL
 #define HET_QLINEAR_DNNL_MMINT_PREPARE NULL
+#define HET_QLINEAR_DNNL_CONV_WEIGHTS NULL
+#define HET_QLINEAR_DNNL_MATMUL_WEIGHTS NULL
 #endif
 
 #endif

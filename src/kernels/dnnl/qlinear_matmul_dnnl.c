@@ -38,7 +38,8 @@ enum { IN_A, IN_AS, IN_AZ, IN_B, IN_BS, IN_BZ, IN_YS, IN_YZ };
 typedef struct qmm_entry {
   int64_t m;       /* key: rows of A with its leading dims folded */
   bool ok;         /* false: oneDNN refused, run the reference */
-  het_dnnl_prim p; /* p.w: B in the primitive's layout, owned */
+  het_dnnl_prim p; /* p.w: B in the primitive's layout, owned or a
+                      plan's (w_borrowed) */
 } qmm_entry;
 
 /* Invariant: scales holds n_scales (1 or n) finite values, fixed after
@@ -128,13 +129,12 @@ static bool entry_create(const qmm_state *s, const het_tensor *b,
   }
   if (!het_dnnl_prim_init(&e->p, pd))
     return false;
-  e->p.w = het_dnnl_alloc(&e->p.w_md);
-  return e->p.w && het_dnnl_reorder(&wuser, b->data, &e->p.w_md, e->p.w);
+  return het_dnnl_weights_prepare(&e->p, &wuser, b->data);
 }
 
 static void entry_clear(qmm_entry *e) {
   dnnl_primitive_destroy(e->p.prim);
-  free(e->p.w);
+  het_dnnl_weights_free(&e->p);
   memset(e, 0, sizeof *e);
 }
 
@@ -234,6 +234,18 @@ static het_status qmm_start(const het_graph *graph, const het_node *node,
   }
   *state = s;
   return HET_OK;
+}
+
+void het_dnnl_qmatmul_state_weights(const void *state,
+                                    het_kernel_weight_fn fn, void *ctx) {
+  qmm_state *s = (qmm_state *)state;
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->mu); /* runs may add entries meanwhile */
+  for (int i = 0; i < s->n; i++)
+    if (s->entries[i].ok)
+      het_dnnl_prim_weights(&s->entries[i].p, fn, ctx);
+  pthread_mutex_unlock(&s->mu);
 }
 
 const char *het_dnnl_qmatmul_impl(const void *state) {
