@@ -80,6 +80,13 @@ static const opt_case k_cases[] = {
     /* gen_conv_f16.py: Relu and Clip fused into float16 Convs */
     {"conv_f16_clamp", HET_OPT_EXTENDED, 4,
      {{"Conv", 2}, {"Relu", 0}, {"Clip", 0}, {"Cast", 2}}},
+    /* gen_f16_region.py: float16 values computed in float32 (opt_f16.c):
+     * Casts to float32 for x, CumSum's output and t; back to float16 for
+     * CumSum's input and the graph outputs y16 and u; the model's Cast of
+     * s stays; its Cast of a to float32 goes; Relu fused into the Conv */
+    {"f16_region", HET_OPT_EXTENDED, 12,
+     {{"Cast", 7}, {"Conv", 1}, {"Relu", 0}, {"CumSum", 1}, {"Identity", 0}}},
+    {"f16_region", HET_OPT_BASIC, 8, {{"Cast", 2}, {"Relu", 1}}},
     /* gen_hard_acts.py: four written-out hard activations become the
      * ops and their Convs take them over; the near misses stay */
     {"hard_acts", HET_OPT_EXTENDED, 4,

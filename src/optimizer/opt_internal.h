@@ -68,6 +68,8 @@ het_status het_opt_fuse_qdq(het_opt *o);       /* opt_qdq.c: QDQ islands into
                                                    QLinearConv/QLinearMatMul */
 /* opt_qdq.c: Q/DQ through data-movement ops; *moved: nodes out of order */
 het_status het_opt_move_qdq(het_opt *o, bool *moved);
+het_status het_opt_f16_to_f32(het_opt *o);   /* opt_f16.c: float16 regions
+                                                 computed in float32 */
 het_status het_opt_fuse_batchnorm(het_opt *o);
 het_status het_opt_fuse_activations(het_opt *o);
 het_status het_opt_fuse_hard(het_opt *o);     /* opt_hard.c: written-out

@@ -27,6 +27,8 @@ static het_status het_opt_round(het_opt *o) {
     HET_TRY(het_opt_move_qdq(o, &moved));
   if (o->level >= HET_OPT_EXTENDED && !moved)
     HET_TRY(het_opt_fuse_qdq(o));
+  if (o->level >= HET_OPT_EXTENDED && !moved)
+    HET_TRY(het_opt_f16_to_f32(o)); /* adds Casts and values */
   bool grew = moved || o->g->n_nodes > o->n_nodes ||
               o->g->n_values > o->n_values;
   if (!grew)

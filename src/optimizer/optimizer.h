@@ -17,7 +17,8 @@ enum {
   HET_OPT_BASIC = 1,    /* Identity/Dropout removal, constant folding,
                            dead nodes */
   HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv,
-                           Relu/Clip fused into the Conv before */
+                           Relu/Clip fused into the Conv before, QDQ
+                           islands, float16 regions computed in float32 */
   HET_OPT_ALL = 3,      /* extended + fusions into hetrt-domain ops:
                            Conv+Add(+act), Gelu, LayerNorm, attention,
                            MatMul+Add; channel Concats taken apart before
@@ -42,6 +43,8 @@ typedef struct het_optimize_stats {
   int matmul_adds_fused;    /* MatMul + bias Add */
   int qdq_fused;            /* DQ -> Conv/MatMul/Add [-> act] -> Q islands
                                into QLinearConv/QLinearMatMul/QLinearAdd */
+  int f16_values_widened;   /* float16 values given float32 storage or a
+                               float32 copy (opt_f16.c) */
   int dead_removed;         /* nodes whose outputs nobody read */
   int initializers_dropped; /* initializers no longer read, freed */
   int rounds;
