@@ -44,6 +44,8 @@ for c in if_conv loop_conv nested_if scan_rnn; do
   cp "$root/tests/data/control/$c/model.onnx" "$here/fuzz_model/control_$c.onnx"
 done
 cp "$root/tests/data/emu/transformer_small.onnx" "$here/fuzz_model/emu_transformer_small.onnx"
+# float16 regions the optimizer computes in float32 (opt_f16.c)
+cp "$root/tests/data/optimizer/f16_region/model.onnx" "$here/fuzz_model/optimizer_f16_region.onnx"
 
 tensors="add cast_FLOAT_to_FLOAT16 cast_FLOAT_to_DOUBLE
   castlike_FLOAT_to_BFLOAT16 equal not_2d mod_mixed_sign_int32
