@@ -156,20 +156,25 @@ static het_status het_base_key(const het_session *s, het_regimes *r) {
   return HET_OK;
 }
 
-het_status het_regimes_init(het_session *s, const het_session_options *o) {
-  if ((o && o->replan_off) || !s->optimized || s->n_providers < 2 ||
-      s->use_priority || !het_has_open_dims(s->graph))
-    return HET_OK;
+/* s->regimes: regime 0 alone, keyed by s's shapes to plan for. */
+static het_status het_regimes_new(het_session *s, double gain, int max) {
   het_regimes *r = calloc(1, sizeof *r);
   if (!r)
     return het_error(HET_ERR_OUT_OF_MEMORY, "regimes: out of memory");
   pthread_mutex_init(&r->lock, NULL);
   pthread_mutex_init(&r->build, NULL);
   r->n_regimes = 1;
+  r->gain = gain > 0 ? gain : HET_DEFAULT_REPLAN_GAIN;
+  r->max = max > 0 ? max : HET_DEFAULT_MAX_REGIMES;
   s->regimes = r;
-  r->gain = o && o->replan_gain > 0 ? o->replan_gain : HET_DEFAULT_REPLAN_GAIN;
-  r->max = o && o->max_regimes > 0 ? o->max_regimes : HET_DEFAULT_MAX_REGIMES;
   return het_base_key(s, r);
+}
+
+het_status het_regimes_init(het_session *s, const het_session_options *o) {
+  if ((o && o->replan_off) || !s->optimized || s->n_providers < 2 ||
+      s->use_priority || !het_has_open_dims(s->graph))
+    return HET_OK;
+  return het_regimes_new(s, o ? o->replan_gain : 0, o ? o->max_regimes : 0);
 }
 
 void het_regimes_destroy(het_session *s) {
@@ -586,18 +591,9 @@ het_status het_regimes_load(het_session *s) {
   het_aot *a = s->aot;
   if (!a || s->aot_regime || s->aot_rebuild || a->n_regimes < 2)
     return HET_OK;
-  het_regimes *r = calloc(1, sizeof *r);
-  if (!r)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "regimes: out of memory");
-  pthread_mutex_init(&r->lock, NULL);
-  pthread_mutex_init(&r->build, NULL);
+  HET_TRY(het_regimes_new(s, s->options->replan_gain, a->n_regimes));
+  het_regimes *r = s->regimes;
   r->stored = true;
-  r->n_regimes = 1;
-  r->max = a->n_regimes;
-  r->gain = s->options->replan_gain > 0 ? s->options->replan_gain
-                                        : HET_DEFAULT_REPLAN_GAIN;
-  s->regimes = r;
-  HET_TRY(het_base_key(s, r));
   if (r->base_keyed) {
     het_regime_choice *c = &r->choices[r->n_choices++];
     *c = (het_regime_choice){.key = r->base_key, .est_kept = NAN,
