@@ -87,6 +87,9 @@ static const opt_case k_cases[] = {
     {"f16_region", HET_OPT_EXTENDED, 12,
      {{"Cast", 7}, {"Conv", 1}, {"Relu", 0}, {"CumSum", 1}, {"Identity", 0}}},
     {"f16_region", HET_OPT_BASIC, 8, {{"Cast", 2}, {"Relu", 1}}},
+    /* gen_cast_pairs.py: float16 -> float32 -> float16 and a Cast to the
+     * input's own type go; float32 -> float16 -> float32 rounds: stays */
+    {"cast_pairs", HET_OPT_BASIC, 4, {{"Cast", 2}, {"CumSum", 2}}},
     /* gen_hard_acts.py: four written-out hard activations become the
      * ops and their Convs take them over; the near misses stay */
     {"hard_acts", HET_OPT_EXTENDED, 4,

@@ -19,6 +19,8 @@
  * float32 arithmetic on the model's float16 inputs and weights (as ONNX
  * Runtime's CPU provider computes float16 nodes), within float16's
  * rounding of a true float16 evaluation (docs/architecture.md).
+ * Also here, at every level from basic: Casts that change nothing (to the
+ * input's own type, or back from an exact widening) are removed.
  * Invariant: graph outputs keep their names and float16 type.
  */
 #include <stdio.h>
@@ -234,4 +236,46 @@ het_status het_opt_f16_to_f32(het_opt *o) {
   free(computed);
   free(read);
   return st;
+}
+
+/* Whether every value of type from is exactly a value of type to. */
+static bool het_cast_widens(het_dtype from, het_dtype to) {
+  bool half = from == HET_DTYPE_FLOAT16 || from == HET_DTYPE_BFLOAT16;
+  return (half && (to == HET_DTYPE_FLOAT32 || to == HET_DTYPE_FLOAT64)) ||
+         (from == HET_DTYPE_FLOAT32 && to == HET_DTYPE_FLOAT64);
+}
+
+het_status het_opt_cancel_casts(het_opt *o) {
+  het_graph *g = o->g;
+  for (int k = 0; k < o->n_nodes; k++) {
+    int n = g->order[k];
+    het_node *node = &g->nodes[n];
+    if (o->dead[n] || node->domain[0] || strcmp(node->op_type, "Cast") ||
+        node->n_inputs != 1 || node->n_outputs != 1 || node->inputs[0] < 0 ||
+        node->outputs[0] < 0)
+      continue;
+    int v = node->inputs[0], w = node->outputs[0];
+    het_dtype to = g->values[w].dtype;
+    if (g->values[v].dtype == to && to != HET_DTYPE_UNDEFINED) {
+      node->op_type = "Identity"; /* a Cast to its input's type */
+      node->n_attrs = 0;
+      o->changes++;
+      continue;
+    }
+    /* Cast(Cast(u, wider), u's type) is u */
+    int p = g->values[v].producer;
+    if (p < 0 || o->dead[p] || o->pinned[w] || g->nodes[p].domain[0] ||
+        strcmp(g->nodes[p].op_type, "Cast") || g->nodes[p].n_inputs != 1 ||
+        g->nodes[p].inputs[0] < 0)
+      continue;
+    int u = g->nodes[p].inputs[0];
+    if (g->values[u].dtype != to || !het_cast_widens(to, g->values[v].dtype))
+      continue;
+    het_opt_kill_node(o, n);
+    het_opt_replace_uses(o, w, u);
+    o->changes++;
+    if (o->stats)
+      o->stats->casts_cancelled++;
+  }
+  return HET_OK;
 }

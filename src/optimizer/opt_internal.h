@@ -70,6 +70,10 @@ het_status het_opt_fuse_qdq(het_opt *o);       /* opt_qdq.c: QDQ islands into
 het_status het_opt_move_qdq(het_opt *o, bool *moved);
 het_status het_opt_f16_to_f32(het_opt *o);   /* opt_f16.c: float16 regions
                                                  computed in float32 */
+/* opt_f16.c: a Cast to its input's type becomes an Identity; a Cast back
+ * from an exact widening Cast (float16 -> float32 -> float16) reads the
+ * widened value's source */
+het_status het_opt_cancel_casts(het_opt *o);
 het_status het_opt_fuse_batchnorm(het_opt *o);
 het_status het_opt_fuse_activations(het_opt *o);
 het_status het_opt_fuse_hard(het_opt *o);     /* opt_hard.c: written-out

@@ -17,6 +17,7 @@
 static het_status het_opt_round(het_opt *o) {
   HET_TRY(het_opt_refresh(o));
   o->changes = 0;
+  HET_TRY(het_opt_cancel_casts(o));
   HET_TRY(het_opt_remove_identities(o));
   /* Before folding, which would turn the weights' DQs into floats.  Moved
    * Q/DQs leave g->order stale, and a Gemm island adds nodes and values

@@ -14,8 +14,8 @@
 /* Optimization levels (the session option "optimization"). */
 enum {
   HET_OPT_NONE = 0,     /* no rewrite */
-  HET_OPT_BASIC = 1,    /* Identity/Dropout removal, constant folding,
-                           dead nodes */
+  HET_OPT_BASIC = 1,    /* Identity/Dropout removal, Casts that cancel,
+                           constant folding, dead nodes */
   HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv,
                            Relu/Clip fused into the Conv before, QDQ
                            islands, float16 regions computed in float32 */
@@ -45,6 +45,7 @@ typedef struct het_optimize_stats {
                                into QLinearConv/QLinearMatMul/QLinearAdd */
   int f16_values_widened;   /* float16 values given float32 storage or a
                                float32 copy (opt_f16.c) */
+  int casts_cancelled;      /* Cast(Cast(u, wider), u's type) read as u */
   int dead_removed;         /* nodes whose outputs nobody read */
   int initializers_dropped; /* initializers no longer read, freed */
   int rounds;
