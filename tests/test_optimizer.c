@@ -96,6 +96,11 @@ static const opt_case k_cases[] = {
      {{"Conv", 4}, {"Clip", 0}, {"Mul", 0}, {"Div", 0}, {"Add", 0},
       {"HardSigmoid", 0}}},
     {"hard_acts", HET_OPT_BASIC, 16, {{"Clip", 3}, {"HardSwish", 0}}},
+    /* gen_max_acts.py: Max(x, 0.1 x) and Max(0, x) become LeakyRelu and
+     * Relu, taken over by their Convs; Max(2 x, x) and Max(x, 0.5) stay */
+    {"max_acts", HET_OPT_EXTENDED, 6,
+     {{"Conv", 3}, {"Max", 2}, {"Mul", 1}, {"LeakyRelu", 0}, {"Relu", 0}}},
+    {"max_acts", HET_OPT_BASIC, 9, {{"Max", 4}, {"Mul", 2}}},
     {"hard_acts_near_miss", HET_OPT_EXTENDED, 10,
      {{"Div", 2}, {"Clip", 2}, {"HardSwish", 0}, {"HardSigmoid", 0}}},
     {"fire", HET_OPT_EXTENDED, 14,

@@ -5,6 +5,9 @@
  *   Clip(x * a + b, 0, 1)                      → HardSigmoid(x; a, b)
  *   x * HardSigmoid(x; 1/6, 0.5)   (either order) → HardSwish(x)
  *   (x * Clip(x + 3, 0, 6)) / 6    (or * 1/6)   → HardSwish(x)
+ *   Max(x, x * a), 0 <= a < 1      (any order)  → LeakyRelu(x; a)
+ *   Max(x, 0)                      (any order)  → Relu(x)
+ * (the last two as tf2onnx and Keras write leaky ReLU and ReLU);
  * float32 only, constants scalar, every intermediate read once and not
  * pinned.  The rewritten node keeps its output value and name; the nodes
  * it replaces go.  HardSwish is an opset-14 op: the node carries opset 14.
@@ -26,10 +29,20 @@ static int hard_producer(const het_opt *o, int v, const char *op) {
   return het_opt_uses(o, v) == 1 ? het_opt_nlp_producer(o, v, op) : -1;
 }
 
-/* Binary node n with a scalar constant operand c: the other into *x. */
+/* Constant k (one element) broadcast against x leaves x's shape: its
+ * rank is x's or less. */
+static bool hard_keeps_shape(const het_graph *g, int k, int x) {
+  return g->values[x].shape.rank >= 0 &&
+         g->values[k].initializer->rank <= g->values[x].shape.rank;
+}
+
+/* Binary node n with a scalar constant operand c that leaves the other's
+ * shape: the other into *x. */
 static bool hard_const_operand(const het_graph *g, const het_node *n, float c,
                                int *x) {
-  return het_opt_const_operand(g, n, c, HARD_TOL, x);
+  return het_opt_const_operand(g, n, c, HARD_TOL, x) &&
+         hard_keeps_shape(g, n->inputs[0] == *x ? n->inputs[1] : n->inputs[0],
+                          *x);
 }
 
 /* Clip node n with constant bounds lo and hi; its input into *x. */
@@ -89,6 +102,47 @@ static het_attr *hard_sigmoid_attrs(het_graph *g, float alpha, float beta) {
   return a;
 }
 
+/* Max(x, x * a) with 0 <= a < 1 into LeakyRelu, Max(x, 0) into Relu:
+ * node n, a two-input Max. */
+static het_status hard_max(het_opt *o, int n, bool *done) {
+  het_graph *g = o->g;
+  const het_node *node = &g->nodes[n];
+  int x;
+  if (hard_const_operand(g, node, 0.0f, &x)) {
+    float c;
+    het_opt_nlp_scalar(g, node->inputs[0] == x ? node->inputs[1]
+                                               : node->inputs[0], &c);
+    if (c == 0.0f) { /* exactly: Max(x, 1e-6) is no Relu */
+      HET_TRY(hard_rewrite(o, n, "Relu", 6, x, NULL, 0));
+      *done = true;
+    }
+    return HET_OK;
+  }
+  for (int i = 0; i < 2; i++) {
+    int m = hard_producer(o, node->inputs[i], "Mul"), y;
+    float a;
+    if (m < 0 || g->nodes[m].n_inputs != 2)
+      continue;
+    for (int k = 0; k < 2; k++) {
+      y = g->nodes[m].inputs[1 - k];
+      if (y != node->inputs[1 - i] ||
+          !het_opt_nlp_scalar(g, g->nodes[m].inputs[k], &a) ||
+          !(a >= 0.0f && a < 1.0f) ||
+          !hard_keeps_shape(g, g->nodes[m].inputs[k], y))
+        continue;
+      het_attr *at = het_arena_calloc(&g->arena, 1, sizeof *at);
+      if (!at)
+        return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+      *at = (het_attr){.name = "alpha", .type = HET_ATTR_FLOAT, .f = a};
+      het_opt_kill_node(o, m);
+      HET_TRY(hard_rewrite(o, n, "LeakyRelu", 6, y, at, 1));
+      *done = true;
+      return HET_OK;
+    }
+  }
+  return HET_OK;
+}
+
 /* Node n ends a written-out hard-swish or hard-sigmoid: rewrites it. */
 static het_status hard_try(het_opt *o, int n, bool *done) {
   het_graph *g = o->g;
@@ -97,6 +151,9 @@ static het_status hard_try(het_opt *o, int n, bool *done) {
   if (node->n_outputs != 1 || !het_opt_nlp_f32(g, node->outputs[0]))
     return HET_OK;
   int v, x, add, clip;
+  if (!*node->domain && strcmp(node->op_type, "Max") == 0 &&
+      node->n_inputs == 2)
+    return hard_max(o, n, done);
   /* ... / 6 over Clip(x + 3) (hard-sigmoid) or x * Clip(x + 3) (swish) */
   if (hard_sixth(g, node, &v)) {
     if (hard_relu6_of_x3(o, v, &x, &add, &clip)) {
