@@ -11,6 +11,7 @@
  * go NHWC, and NHWC sessions give the NCHW ones' bytes for batches 1-11.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,6 +554,110 @@ START_TEST(test_bad_conv_algo_option) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
   expect_bad_option(env, "cpu.conv_algo", "fft", true);
+  expect_bad_option(env, "cpu.precision", "fp8", true);
+  het_env_destroy(env);
+}
+END_TEST
+
+/* The first output of model (input x filled with a pattern) on a cpu session
+ * with option cpu.precision=precision; caller owns. */
+static het_tensor *precision_run(het_env *env, const char *model,
+                                 const char *precision) {
+  het_session_options *o;
+  het_session *s = NULL;
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.precision", precision),
+                   HET_OK);
+  ck_assert_msg(het_session_create(env, model, o, &s) == HET_OK, "%s: %s",
+                model, het_last_error());
+  het_session_options_destroy(o);
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  int64_t dims[HET_MAX_RANK];
+  for (int i = 0; i < d.rank; i++)
+    dims[i] = d.dims[i] > 0 ? d.dims[i] : 1;
+  het_tensor *x = NULL, *y = NULL;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, d.rank, &x),
+                   HET_OK);
+  float *p = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  het_value_desc out;
+  ck_assert_int_eq(het_session_get_output(s, 0, &out), HET_OK);
+  const char *names[1] = {d.name}, *outs[1] = {out.name};
+  ck_assert_msg(het_session_run(s, names, &x, 1, outs, 1, &y) == HET_OK, "%s",
+                het_last_error());
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+  return y;
+}
+
+/* b against float32 a: bfloat16's contract (docs/architecture.md):
+ * cosine >= 0.9999 and every element within 2% of a's largest
+ * magnitude; and not a's bytes (bfloat16 did run). */
+static void assert_bf16_close(const het_tensor *b, const het_tensor *a,
+                              const char *what) {
+  const float *x = het_tensor_get_data((het_tensor *)a);
+  const float *y = het_tensor_get_data((het_tensor *)b);
+  int64_t n = het_tensor_get_count(a);
+  ck_assert_int_eq(het_tensor_get_count(b), n);
+  double dot = 0, xx = 0, yy = 0, big = 0, err = 0;
+  for (int64_t i = 0; i < n; i++) {
+    dot += (double)x[i] * y[i];
+    xx += (double)x[i] * x[i];
+    yy += (double)y[i] * y[i];
+    big = fmax(big, fabs(x[i]));
+    err = fmax(err, fabs((double)x[i] - y[i]));
+  }
+  double cosine = dot / sqrt(xx * yy);
+  ck_assert_msg(cosine >= 0.9999 && err <= 0.02 * big,
+                "%s: cosine %.6f, max error %.4g of %.4g", what, cosine, err,
+                big);
+  ck_assert_msg(memcmp(x, y, sizeof(float) * (size_t)n) != 0,
+                "%s: bfloat16 gave float32's bytes", what);
+}
+
+/* cpu.precision=bf16 (on a CPU with AVX-512 BF16): conv1 runs oneDNN's
+ * bfloat16 kernel; a residual block (Convs, FusedConvs) and a MatMul give
+ * outputs within bfloat16's rounding of float32 ones, and not the same
+ * bytes (bfloat16 did run).  Without AVX-512 BF16 the option is refused. */
+START_TEST(test_bf16_precision) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    expect_bad_option(env, "cpu.precision", "bf16", true);
+    het_env_destroy(env);
+    return;
+  }
+  het_graph *g = load_all();
+  int64_t xd[4] = {1, 12, 13, 13};
+  het_tensor *x = NULL;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &x),
+                   HET_OK);
+  float *p = x->data;
+  for (int64_t i = 0; i < het_tensor_count(x); i++)
+    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  het_kernel_prep f32 = {.conv_algo = HET_CONV_ALGO_DIRECT};
+  het_kernel_prep bf16 = {.conv_algo = HET_CONV_ALGO_DIRECT, .bf16 = true};
+  const char *impl_f, *impl_b;
+  het_tensor *yf = run_conv1(g, &f32, x, &impl_f);
+  het_tensor *yb = run_conv1(g, &bf16, x, &impl_b);
+  ck_assert_msg(strstr(impl_b, "bf16") && !strstr(impl_f, "bf16"),
+                "float32 ran %s, bfloat16 %s", impl_f, impl_b);
+  assert_bf16_close(yb, yf, "conv1");
+  het_tensor_destroy(x);
+  het_tensor_destroy(yf);
+  het_tensor_destroy(yb);
+  het_graph_destroy(g);
+  static const char *const models[] = {MODEL,
+                                       HETRT_TEST_DATA "/quant/matmul.onnx"};
+  for (int m = 0; m < 2; m++) {
+    het_tensor *a = precision_run(env, models[m], "fp32");
+    het_tensor *b = precision_run(env, models[m], "bf16");
+    assert_bf16_close(b, a, models[m]);
+    het_tensor_destroy(a);
+    het_tensor_destroy(b);
+  }
   het_env_destroy(env);
 }
 END_TEST
@@ -671,6 +776,7 @@ static Suite *layout_suite(void) {
 #ifdef HETRT_HAVE_DNNL
   tcase_add_test(core, test_winograd_runs_and_agrees);
   tcase_add_test(core, test_winograd_candidates);
+  tcase_add_test(core, test_bf16_precision);
   tcase_add_test(core, test_conv_choice_remembered);
 #endif
   tcase_add_test(core, test_rgb_input_sessions);

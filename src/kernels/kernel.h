@@ -55,6 +55,9 @@ typedef enum het_conv_algo {
 typedef struct het_kernel_prep {
   uint32_t nhwc_in, nhwc_out; /* the layout pass's bits (as in the ctx) */
   het_conv_algo conv_algo;
+  bool bf16; /* cpu.precision=bf16: float32 Convs and MatMuls on oneDNN
+                take bfloat16 inputs and weights, accumulate and write
+                float32 */
 } het_kernel_prep;
 
 /* Receives one prepared weight (het_kernel.state_weights). */

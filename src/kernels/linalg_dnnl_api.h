@@ -19,6 +19,11 @@ het_status het_dnnl_conv_prepare(const het_graph *graph, const het_node *node,
                                  void **state);
 het_status het_dnnl_matmul_prepare(const het_graph *graph,
                                    const het_node *node, void **state);
+/* MatMul prepare for the CPU provider: prep's bf16 (cpu.precision). */
+het_status het_dnnl_matmul_prepare_with(const het_graph *graph,
+                                        const het_node *node,
+                                        const het_kernel_prep *prep,
+                                        void **state);
 /* Conv prepare for the CPU provider (kernel.h prepare_with): the layout
  * pass's bits and the Winograd choice; HET_ERR_UNSUPPORTED when oneDNN
  * cannot build the NHWC primitive.  het_dnnl_conv_prepare is this with
@@ -49,12 +54,12 @@ het_status het_dnnl_conv_run(het_kernel_ctx *ctx, bool *done);
 size_t het_dnnl_scratch(const het_kernel_ctx *ctx);
 het_status het_dnnl_matmul_run(het_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare
-#define HET_LK_DNNL_PREPARE_WITH het_dnnl_conv_prepare_with
+#define HET_LK_DNNL_PREPARE_WITH(op) het_dnnl_##op##_prepare_with
 #define HET_LK_DNNL_DESTROY het_dnnl_state_destroy
 #define HET_LK_DNNL_WEIGHTS het_dnnl_state_weights
 #else
 #define HET_LK_DNNL_PREPARE(op) NULL
-#define HET_LK_DNNL_PREPARE_WITH NULL
+#define HET_LK_DNNL_PREPARE_WITH(op) NULL
 #define HET_LK_DNNL_DESTROY NULL
 #define HET_LK_DNNL_WEIGHTS NULL
 #endif

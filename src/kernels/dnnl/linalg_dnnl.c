@@ -73,6 +73,9 @@ typedef struct het_dnnl_state {
    * through the run's scratch. */
   bool f16;
   het_tensor *w32, *b32;
+  /* cpu.precision=bf16: the primitive's src and weights are bfloat16 (X
+   * converted per call by the src reorder, W once), dst and bias float32 */
+  bool bf16;
   pthread_mutex_t mu;
   int n;
   dnnl_entry entries[DNNL_CACHE];
@@ -89,12 +92,17 @@ static dnnl_format_tag_t cl_tag(int ndims) {
   return ndims == 3 ? dnnl_acb : ndims == 4 ? dnnl_acdb : dnnl_acdeb;
 }
 
-static bool md_tag(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
-                   dnnl_format_tag_t tag) {
+static bool md_tag_dt(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
+                      dnnl_format_tag_t tag, dnnl_data_type_t dt) {
   dnnl_dims_t d = {0};
   for (int i = 0; i < nd; i++)
     d[i] = dims[i];
-  return dnnl_memory_desc_init_by_tag(md, nd, d, dnnl_f32, tag) == dnnl_success;
+  return dnnl_memory_desc_init_by_tag(md, nd, d, dt, tag) == dnnl_success;
+}
+
+static bool md_tag(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
+                   dnnl_format_tag_t tag) {
+  return md_tag_dt(md, nd, dims, tag, dnnl_f32);
 }
 
 static bool plain_md(dnnl_memory_desc_t *md, int nd, const int64_t *dims,
@@ -237,10 +245,13 @@ static int conv_pds(const het_dnnl_state *s, const conv_dims *c,
   dnnl_primitive_desc_iterator_t it = NULL;
   int64_t m = c->y[1];
   int n = 0;
-  if (mode == PD_DIRECT_ANY && s->has_z)
+  if ((mode == PD_DIRECT_ANY && s->has_z) ||
+      (mode == PD_WINOGRAD && s->bf16)) /* no bfloat16 Winograd on CPUs */
     return 0;
-  if (!md_tag(&src, xr, xd, tag) || !md_tag(&dst, xr, c->y, tag) ||
-      !plain_md(&wany, c->wr, c->w, true) || !plain_md(&b, 1, &m, false))
+  dnnl_data_type_t in = s->bf16 ? dnnl_bf16 : dnnl_f32;
+  if (!md_tag_dt(&src, xr, xd, tag, in) || !md_tag(&dst, xr, c->y, tag) ||
+      !md_tag_dt(&wany, c->wr, c->w, dnnl_format_tag_any, in) ||
+      !plain_md(&b, 1, &m, false))
     return 0;
   dnnl_primitive_attr_t attr = conv_attr(s);
   if (attr &&
@@ -542,25 +553,30 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
 }
 
 /* MatMul with 2-D constant B: A's leading dims fold into M. */
-static bool matmul_entry_create(const int64_t *xd, int xr, const het_tensor *w,
-                                dnnl_entry *e) {
+/* A MatMul entry (bfloat16 A and B under s->bf16: A converted per call
+ * by the src reorder). */
+static bool matmul_entry_create(const het_dnnl_state *s, const int64_t *xd,
+                                int xr, const het_tensor *w, dnnl_entry *e) {
   if (xr < 2 || w->rank != 2 || xd[xr - 1] != w->dims[0])
     return false;
   int64_t m = het_dims_count(xd, xr - 1);
   int64_t a[2] = {m, xd[xr - 1]}, y[2] = {m, w->dims[1]};
+  dnnl_data_type_t in = s->bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_memory_desc_t src, dst, wany, wuser;
   dnnl_matmul_desc_t md;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   bool ok =
-      attr && m > 0 && plain_md(&src, 2, a, false) &&
-      plain_md(&dst, 2, y, false) && plain_md(&wany, 2, w->dims, true) &&
+      attr && m > 0 && md_tag_dt(&src, 2, a, dnnl_ab, in) &&
+      plain_md(&e->src_user, 2, a, false) && plain_md(&dst, 2, y, false) &&
+      md_tag_dt(&wany, 2, w->dims, dnnl_format_tag_any, in) &&
       plain_md(&wuser, 2, w->dims, false) &&
       dnnl_matmul_desc_init(&md, &src, &wany, NULL, &dst) == dnnl_success &&
       dnnl_primitive_desc_create(&pd, &md, attr, het_dnnl_engine(), NULL) ==
           dnnl_success;
   dnnl_primitive_attr_destroy(attr);
-  return ok && entry_finish(e, pd, &wuser, w->data);
+  return ok && entry_finish(e, pd, &wuser, w->data) &&
+         boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r);
 }
 
 static void entry_clear(dnnl_entry *e) {
@@ -598,7 +614,7 @@ static het_status entry_get(het_dnnl_state *s, const het_node *node,
     het_dnnl_oom_take();
     e->ok = s->kind == KIND_CONV
                 ? conv_entry_create(s, node, xd, xr, w, bias, s->algo, e)
-                : matmul_entry_create(xd, xr, w, e);
+                : matmul_entry_create(s, xd, xr, w, e);
     bool oom = het_dnnl_oom_take();
     if (!e->ok || oom)
       entry_clear(e);
@@ -672,6 +688,7 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
   s->nhwc_in = prep->nhwc_in;
   s->nhwc_out = prep->nhwc_out;
   s->algo = prep->conv_algo;
+  s->bf16 = prep->bf16;
   if (kind == KIND_CONV) {
     const het_attr *lo = het_node_find_attr(node, "hetrt_act_min");
     const het_attr *hi = het_node_find_attr(node, "hetrt_act_max");
@@ -793,6 +810,14 @@ bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node) {
 het_status het_dnnl_matmul_prepare(const het_graph *graph, const het_node *node,
                                    void **state) {
   return dnnl_prepare(graph, node, KIND_MATMUL, &plain_direct, state);
+}
+
+het_status het_dnnl_matmul_prepare_with(const het_graph *graph,
+                                        const het_node *node,
+                                        const het_kernel_prep *prep,
+                                        void **state) {
+  het_kernel_prep p = {.bf16 = prep && prep->bf16};
+  return dnnl_prepare(graph, node, KIND_MATMUL, &p, state);
 }
 
 void het_dnnl_state_weights(const void *state, het_kernel_weight_fn fn,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/cpuinfo.h"
 #include "core/hostq.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
@@ -32,6 +33,7 @@ typedef struct het_cpu_state {
   int threads;
   bool nchw_only;       /* cpu.layout=nchw */
   het_conv_algo conv_algo; /* cpu.conv_algo */
+  bool bf16;               /* cpu.precision=bf16 */
   bool deterministic;      /* config->deterministic: nothing timed */
   het_threadpool *pool; /* threads-1 workers */
   het_parallel par;     /* the kernels' view of pool */
@@ -80,6 +82,19 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
                      "winograd",
                      value);
   }
+  if (strcmp(key, "precision") == 0) {
+    char missing[32];
+    if (strcmp(value, "fp32") && strcmp(value, "bf16"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'cpu.precision': '%s' is not fp32 or bf16",
+                       value);
+    s->bf16 = strcmp(value, "bf16") == 0;
+    if (s->bf16 && !het_cpuinfo_has_isa("avx512bf16", missing, sizeof missing))
+      return het_error(HET_ERR_UNSUPPORTED,
+                       "option 'cpu.precision=bf16': this CPU lacks AVX-512 "
+                       "BF16 (bfloat16 arithmetic would be emulated)");
+    return HET_OK;
+  }
   if (strcmp(key, "estimate") == 0) {
     if (strcmp(value, "calibrated") && strcmp(value, "roofline"))
       return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -91,7 +106,7 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
   }
   return het_error(HET_ERR_INVALID_ARGUMENT,
                    "provider 'cpu': unknown option 'cpu.%s' (known: "
-                   "cpu.layout, cpu.conv_algo, cpu.estimate)",
+                   "cpu.layout, cpu.conv_algo, cpu.precision, cpu.estimate)",
                    key);
 }
 
@@ -241,7 +256,8 @@ static het_status het_cpu_prepare_all(const het_cpu_state *s,
     const het_kernel *k = c->kernels[i];
     het_kernel_prep prep = {.nhwc_in = c->layout[i].nhwc_in,
                          .nhwc_out = c->layout[i].nhwc_out,
-                         .conv_algo = s ? s->conv_algo : HET_CONV_ALGO_AUTO};
+                         .conv_algo = s ? s->conv_algo : HET_CONV_ALGO_AUTO,
+                         .bf16 = s && s->bf16};
     bool nhwc = (prep.nhwc_in | prep.nhwc_out) != 0;
     het_status st = HET_OK;
     het_kernel_presets_node(i); /* a plan's weights for this node */
