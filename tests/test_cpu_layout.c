@@ -618,7 +618,8 @@ static void assert_bf16_close(const het_tensor *b, const het_tensor *a,
 }
 
 /* cpu.precision=bf16 (on a CPU with AVX-512 BF16): conv1 runs oneDNN's
- * bfloat16 kernel; a residual block (Convs, FusedConvs) and a MatMul give
+ * bfloat16 kernel; a residual block (Convs, FusedConvs), a MatMul and an
+ * encoder layer (hetrt.FusedMatMuls) give
  * outputs within bfloat16's rounding of float32 ones, and not the same
  * bytes (bfloat16 did run).  Without AVX-512 BF16 the option is refused. */
 START_TEST(test_bf16_precision) {
@@ -649,9 +650,10 @@ START_TEST(test_bf16_precision) {
   het_tensor_destroy(yf);
   het_tensor_destroy(yb);
   het_graph_destroy(g);
-  static const char *const models[] = {MODEL,
-                                       HETRT_TEST_DATA "/quant/matmul.onnx"};
-  for (int m = 0; m < 2; m++) {
+  static const char *const models[] = {
+      MODEL, HETRT_TEST_DATA "/quant/matmul.onnx",
+      HETRT_TEST_DATA "/nlp/encoder/model.onnx"}; /* FusedMatMuls */
+  for (int m = 0; m < 3; m++) {
     het_tensor *a = precision_run(env, models[m], "fp32");
     het_tensor *b = precision_run(env, models[m], "bf16");
     assert_bf16_close(b, a, models[m]);

@@ -91,6 +91,7 @@ const het_kernel het_kernels_nlp[] = {
      .scratch = het_nlp_attention_scratch},
     {.op_type = "FusedMatMul", .domain = "hetrt",
      .prepare = het_nlp_fused_matmul_prepare,
+     .prepare_with = het_nlp_fused_matmul_prepare_with,
      .run = het_nlp_fused_matmul_run,
      .destroy_state = het_nlp_fused_matmul_destroy,
      .state_weights = het_nlp_fused_matmul_weights},

@@ -19,17 +19,23 @@ het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
                                         const het_node *node, void **state);
 het_status het_nlp_fused_matmul_run(het_kernel_ctx *ctx);
 void het_nlp_fused_matmul_destroy(void *state);
+/* prepare for the CPU provider: prep's bf16 (cpu.precision). */
+het_status het_nlp_fused_matmul_prepare_with(const het_graph *graph,
+                                             const het_node *node,
+                                             const het_kernel_prep *prep,
+                                             void **state);
 void het_nlp_fused_matmul_weights(const void *state, het_kernel_weight_fn fn,
                                   void *ctx);
 
 #ifdef HETRT_HAVE_DNNL
 /* dnnl/matmul_fused_dnnl.c: FusedMatMul as one oneDNN matmul primitive
- * (bias, gelu_erf post-op) for a static A shape; *state NULL when it does
+ * (bias, gelu_erf post-op) for a static A shape (bf16: A and B bfloat16,
+ * A converted per call; cpu.precision); *state NULL when it does
  * not apply.  run sets *done = false when these inputs are not the
  * prepared ones (the caller falls back); a primitive that fails is
  * ERR_KERNEL. */
 het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
-                               void **state);
+                               bool bf16, void **state);
 het_status het_fmm_dnnl_run(const void *state, const het_tensor *a,
                             const het_tensor *bias, het_tensor *y, bool *done);
 void het_fmm_dnnl_destroy(void *state);

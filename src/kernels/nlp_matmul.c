@@ -33,8 +33,11 @@ static void nlp_as_matmul(const het_node *node, het_node *mm) {
   mm->attrs = NULL;
 }
 
-het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
-                                        const het_node *node, void **state) {
+het_status het_nlp_fused_matmul_prepare_with(const het_graph *graph,
+                                             const het_node *node,
+                                             const het_kernel_prep *prep,
+                                             void **state) {
+  het_kernel_prep mm = {.bf16 = prep && prep->bf16};
   const het_kernel *k = nlp_matmul_kernel();
   if (!k || node->n_inputs < 2)
     return het_error(HET_ERR_INTERNAL, "node '%s': no MatMul kernel",
@@ -45,14 +48,16 @@ het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
                      node->name);
   nlp_as_matmul(node, &s->mm);
 #ifdef HETRT_HAVE_DNNL
-  het_status fst = het_fmm_dnnl_create(graph, node, &s->fused);
+  het_status fst = het_fmm_dnnl_create(graph, node, mm.bf16, &s->fused);
   if (fst != HET_OK) {
     free(s);
     return fst;
   }
 #endif
-  if (!s->fused && k->prepare) {
-    het_status st = k->prepare(graph, &s->mm, &s->inner);
+  if (!s->fused && (k->prepare_with || k->prepare)) {
+    het_status st = k->prepare_with
+                        ? k->prepare_with(graph, &s->mm, &mm, &s->inner)
+                        : k->prepare(graph, &s->mm, &s->inner);
     if (st != HET_OK) {
       free(s);
       return st;
@@ -60,6 +65,11 @@ het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
   }
   *state = s;
   return HET_OK;
+}
+
+het_status het_nlp_fused_matmul_prepare(const het_graph *graph,
+                                        const het_node *node, void **state) {
+  return het_nlp_fused_matmul_prepare_with(graph, node, NULL, state);
 }
 
 void het_nlp_fused_matmul_destroy(void *state) {

@@ -17,14 +17,36 @@
 typedef struct het_fmm_dnnl {
   het_dnnl_prim p; /* p.w owned, or a plan's (borrowed) */
   int64_t m, k, n;
+  /* bfloat16 A (cpu.precision=bf16): A's float32 layout and the reorder
+   * converting it per call into this thread's staging; NULL for float32 */
+  dnnl_memory_desc_t a_user;
+  dnnl_primitive_t a_r;
 } het_fmm_dnnl;
+
+static bool md_typed(dnnl_memory_desc_t *md, int64_t r, int64_t c, bool any,
+                     dnnl_data_type_t dt) {
+  dnnl_dims_t d = {r, c};
+  return dnnl_memory_desc_init_by_tag(md, 2, d, dt,
+                                      any ? dnnl_format_tag_any : dnnl_ab) ==
+         dnnl_success;
+}
 
 static bool md_plain(dnnl_memory_desc_t *md, int64_t r, int64_t c,
                      bool any) {
-  dnnl_dims_t d = {r, c};
-  return dnnl_memory_desc_init_by_tag(md, 2, d, dnnl_f32,
-                                      any ? dnnl_format_tag_any : dnnl_ab) ==
-         dnnl_success;
+  return md_typed(md, r, c, any, dnnl_f32);
+}
+
+/* The reorder from A's float32 layout into the primitive's bfloat16 one. */
+static bool fmm_a_reorder(het_fmm_dnnl *f) {
+  dnnl_primitive_desc_t rpd = NULL;
+  bool ok = md_plain(&f->a_user, f->m, f->k, false) &&
+            dnnl_reorder_primitive_desc_create(&rpd, &f->a_user,
+                                               het_dnnl_engine(), &f->p.src_md,
+                                               het_dnnl_engine(),
+                                               NULL) == dnnl_success &&
+            dnnl_primitive_create(&f->a_r, rpd) == dnnl_success;
+  dnnl_primitive_desc_destroy(rpd);
+  return ok;
 }
 
 static bool fmm_attr_gelu(dnnl_primitive_attr_t attr) {
@@ -38,14 +60,16 @@ static bool fmm_attr_gelu(dnnl_primitive_attr_t attr) {
   return ok;
 }
 
-static bool fmm_build(het_fmm_dnnl *f, const het_tensor *w, bool gelu) {
+static bool fmm_build(het_fmm_dnnl *f, const het_tensor *w, bool gelu,
+                      bool bf16) {
+  dnnl_data_type_t in = bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_memory_desc_t src, wany, wuser, b, dst;
   dnnl_matmul_desc_t md;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   bool ok = attr && (!gelu || fmm_attr_gelu(attr)) &&
-            md_plain(&src, f->m, f->k, false) &&
-            md_plain(&wany, f->k, f->n, true) &&
+            md_typed(&src, f->m, f->k, false, in) &&
+            md_typed(&wany, f->k, f->n, true, in) &&
             md_plain(&wuser, f->k, f->n, false) &&
             md_plain(&b, 1, f->n, false) && md_plain(&dst, f->m, f->n, false) &&
             dnnl_matmul_desc_init(&md, &src, &wany, &b, &dst) == dnnl_success &&
@@ -55,7 +79,8 @@ static bool fmm_build(het_fmm_dnnl *f, const het_tensor *w, bool gelu) {
     dnnl_primitive_attr_destroy(attr);
   if (!ok || !het_dnnl_prim_init(&f->p, pd))
     return false;
-  return het_dnnl_weights_prepare(&f->p, &wuser, w->data);
+  return het_dnnl_weights_prepare(&f->p, &wuser, w->data) &&
+         (!bf16 || fmm_a_reorder(f));
 }
 
 void het_fmm_dnnl_destroy(void *state) {
@@ -63,6 +88,7 @@ void het_fmm_dnnl_destroy(void *state) {
   if (!f)
     return;
   dnnl_primitive_destroy(f->p.prim);
+  dnnl_primitive_destroy(f->a_r);
   het_dnnl_weights_free(&f->p);
   free(f);
 }
@@ -78,7 +104,7 @@ void het_fmm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
  * B not a constant 2-D float32, no constant bias, or oneDNN refuses;
  * OUT_OF_MEMORY when the build ran out of memory. */
 het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
-                               void **out) {
+                               bool bf16, void **out) {
   *out = NULL;
   int a = het_node_input(node, 0), b = het_node_input(node, 1),
       c = het_node_input(node, 2);
@@ -99,7 +125,7 @@ het_status het_fmm_dnnl_create(const het_graph *g, const het_node *node,
   f->m = het_shape_count(as) / f->k;
   het_dnnl_oom_take();
   if (f->m < 1 || f->n < 1 ||
-      !fmm_build(f, w, het_node_attr_int(node, "gelu", 0) != 0)) {
+      !fmm_build(f, w, het_node_attr_int(node, "gelu", 0) != 0, bf16)) {
     het_fmm_dnnl_destroy(f);
     return het_dnnl_oom_take()
                ? het_node_error(node, HET_ERR_OUT_OF_MEMORY,
@@ -121,7 +147,14 @@ het_status het_fmm_dnnl_run(const void *state, const het_tensor *a,
       het_tensor_count(a) != f->m * f->k || het_tensor_count(bias) != f->n ||
       bias->dtype != HET_DTYPE_FLOAT32)
     return HET_OK;
-  if (!het_dnnl_prim_execute(&f->p, a->data, bias->data, y->data))
+  void *as = a->data;
+  if (f->a_r) { /* bfloat16 A, in this thread's staging */
+    as = het_dnnl_stage(0, dnnl_memory_desc_get_size(&f->p.src_md));
+    if (!as || !het_dnnl_reorder_run(f->a_r, &f->a_user, a->data,
+                                     &f->p.src_md, as))
+      return het_error(HET_ERR_KERNEL, "oneDNN matmul: staging A failed");
+  }
+  if (!het_dnnl_prim_execute(&f->p, as, bias->data, y->data))
     return het_error(HET_ERR_KERNEL, "oneDNN matmul failed");
   *done = true;
   return HET_OK;
