@@ -40,7 +40,7 @@ static const char *const limit_cases[] = {
     "max_uint64_extremes", "less_uint64_extremes", "add_uint64_wraps",
     "bitshift_uint64_left", "cast_uint64_to_f64",  "add_empty_bcast",
     "relu_empty",          "mul_rank0",            "sigmoid_rank0",
-    "greater_rank0_vs_matrix",
+    "greater_rank0_vs_matrix", "mul_uint16_wraps",     "mul_int16_wraps",
 };
 
 /* Invalid at load time: {case, status, word the message must contain}. */

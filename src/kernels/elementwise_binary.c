@@ -15,7 +15,9 @@
 #define DIV_F(T, U, x, y) ((x) / (y))
 #define ADD_I(T, U, x, y) ((T)((U)(x) + (U)(y)))
 #define SUB_I(T, U, x, y) ((T)((U)(x) - (U)(y)))
-#define MUL_I(T, U, x, y) ((T)((U)(x) * (U)(y)))
+/* Wrapping products: 1u * keeps the 8- and 16-bit ones unsigned (they
+ * would be promoted to int, and 65535 * 65535 overflows it). */
+#define MUL_I(T, U, x, y) ((T)(1u * (U)(x) * (U)(y)))
 /* Signed: y == 0 gives 0; y == -1 negates (avoids INT_MIN / -1). */
 #define DIV_S(T, U, x, y) \
   ((y) == 0 ? (T)0 : (y) == -1 ? (T)(0 - (U)(x)) : (T)((x) / (y)))
@@ -26,7 +28,7 @@
 #define MAX_I(T, U, x, y) ((x) > (y) ? (x) : (y))
 #define MIN_I(T, U, x, y) ((x) < (y) ? (x) : (y))
 #define PRELU_F(T, U, x, y) ((x) < 0 ? (y) * (x) : (x))
-#define PRELU_I(T, U, x, y) ((x) < 0 ? (T)((U)(y) * (U)(x)) : (x))
+#define PRELU_I(T, U, x, y) ((x) < 0 ? (T)(1u * (U)(y) * (U)(x)) : (x))
 #define PRELU_U(T, U, x, y) ((void)(y), (x))
 /* Mod: fmod=1 truncates (C %, fmod); fmod=0 takes the divisor's sign. */
 #define FMOD_F(T, U, x, y) fmod((double)(x), (double)(y))

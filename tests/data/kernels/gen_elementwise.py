@@ -158,6 +158,12 @@ def integer_cases():
          [("c", big < oth)], 13)
     case("add_uint64_wraps", "Add", [("a", big), ("b", oth)],
          [("c", big + oth)], 14)
+    u16 = np.array([65535, 65535, 300, 2], np.uint16)
+    case("mul_uint16_wraps", "Mul", [("a", u16), ("b", u16[[0, 3, 2, 1]])],
+         [("c", u16 * u16[[0, 3, 2, 1]])], 14)
+    i16 = np.array([-32768, 32767, 200, -3], np.int16)
+    case("mul_int16_wraps", "Mul", [("a", i16), ("b", i16[[0, 1, 2, 2]])],
+         [("c", i16 * i16[[0, 1, 2, 2]])], 14)
     sh = np.array([1, 3, 63, 0], np.uint64)
     case("bitshift_uint64_left", "BitShift", [("a", big), ("b", sh)],
          [("c", big << sh)], 11, direction="LEFT")
