@@ -347,18 +347,28 @@ static het_tensor *run_conv1(const het_graph *g, const het_kernel_prep *prep,
   return y;
 }
 
+/* n values of a fixed pattern in [-2.5, 2.5]. */
+static void fill_pattern(float *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+}
+
+/* conv1's input, [1, 12, 13, 13], a fixed pattern; caller owns. */
+static het_tensor *conv1_input(void) {
+  int64_t xd[4] = {1, 12, 13, 13};
+  het_tensor *x = NULL;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &x),
+                   HET_OK);
+  fill_pattern(x->data, het_tensor_count(x));
+  return x;
+}
+
 /* cpu.conv_algo=winograd runs oneDNN's Winograd kernel (where the CPU
  * has one: AVX-512) and agrees with direct convolution to float32
  * rounding; direct never runs it. */
 START_TEST(test_winograd_runs_and_agrees) {
   het_graph *g = load_all();
-  int64_t xd[4] = {1, 12, 13, 13};
-  het_tensor *x = NULL;
-  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &x),
-                   HET_OK);
-  float *p = x->data;
-  for (int64_t i = 0; i < het_tensor_count(x); i++)
-    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  het_tensor *x = conv1_input();
   het_kernel_prep direct = {.conv_algo = HET_CONV_ALGO_DIRECT};
   het_kernel_prep wino = {.conv_algo = HET_CONV_ALGO_WINOGRAD};
   const char *impl_d, *impl_w;
@@ -579,9 +589,7 @@ static het_tensor *precision_run(het_env *env, const char *model,
   het_tensor *x = NULL, *y = NULL;
   ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, d.rank, &x),
                    HET_OK);
-  float *p = het_tensor_get_data(x);
-  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
-    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  fill_pattern(het_tensor_get_data(x), het_tensor_get_count(x));
   het_value_desc out;
   ck_assert_int_eq(het_session_get_output(s, 0, &out), HET_OK);
   const char *names[1] = {d.name}, *outs[1] = {out.name};
@@ -631,13 +639,7 @@ START_TEST(test_bf16_precision) {
     return;
   }
   het_graph *g = load_all();
-  int64_t xd[4] = {1, 12, 13, 13};
-  het_tensor *x = NULL;
-  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &x),
-                   HET_OK);
-  float *p = x->data;
-  for (int64_t i = 0; i < het_tensor_count(x); i++)
-    p[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+  het_tensor *x = conv1_input();
   het_kernel_prep f32 = {.conv_algo = HET_CONV_ALGO_DIRECT};
   het_kernel_prep bf16 = {.conv_algo = HET_CONV_ALGO_DIRECT, .bf16 = true};
   const char *impl_f, *impl_b;
