@@ -226,11 +226,15 @@ het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
 
 void het_gemm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
                            void *ctx) {
-  const gemm_state *s = state;
-  for (int i = 0; s && i < s->n_entries; i++)
+  gemm_state *s = (gemm_state *)state;
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->mu); /* runs may add entries meanwhile */
+  for (int i = 0; i < s->n_entries; i++)
     if (s->entries[i].ok && !(s->entries[i].w_borrowed &&
                               !s->entries[i].p.w_borrowed))
       het_dnnl_prim_weights(&s->entries[i].p, fn, ctx);
+  pthread_mutex_unlock(&s->mu);
 }
 
 void het_gemm_dnnl_destroy(void *state) {

@@ -822,10 +822,14 @@ het_status het_dnnl_matmul_prepare_with(const het_graph *graph,
 
 void het_dnnl_state_weights(const void *state, het_kernel_weight_fn fn,
                             void *ctx) {
-  const het_dnnl_state *s = state;
-  for (int i = 0; s && i < s->n; i++)
+  het_dnnl_state *s = (het_dnnl_state *)state;
+  if (!s)
+    return;
+  pthread_mutex_lock(&s->mu); /* runs may add entries meanwhile */
+  for (int i = 0; i < s->n; i++)
     if (s->entries[i].ok)
       het_dnnl_prim_weights(&s->entries[i].p, fn, ctx);
+  pthread_mutex_unlock(&s->mu);
 }
 
 void het_dnnl_state_destroy(void *state) {
