@@ -245,6 +245,21 @@ bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
   return ok;
 }
 
+bool het_dnnl_reorder_create(const dnnl_memory_desc_t *from,
+                             const dnnl_memory_desc_t *to,
+                             dnnl_primitive_t *r) {
+  dnnl_primitive_desc_t rpd = NULL;
+  *r = NULL;
+  if (dnnl_memory_desc_equal(from, to))
+    return true;
+  dnnl_engine_t eng = het_dnnl_engine();
+  bool ok = dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
+                                               NULL) == dnnl_success &&
+            dnnl_primitive_create(r, rpd) == dnnl_success;
+  dnnl_primitive_desc_destroy(rpd);
+  return ok;
+}
+
 bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
                       const dnnl_memory_desc_t *tmd, void *to) {
   dnnl_engine_t eng = het_dnnl_engine();

@@ -81,6 +81,12 @@ bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
                           const void *from, const dnnl_memory_desc_t *tmd,
                           void *to);
 
+/* *r = a reorder primitive from -> to (caller destroys), or NULL when the
+ * layouts already agree. */
+bool het_dnnl_reorder_create(const dnnl_memory_desc_t *from,
+                             const dnnl_memory_desc_t *to,
+                             dnnl_primitive_t *r);
+
 /* Reorders once from (fmd, from) to (tmd, to) with a temporary primitive. */
 bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
                       const dnnl_memory_desc_t *tmd, void *to);

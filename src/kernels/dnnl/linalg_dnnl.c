@@ -118,22 +118,6 @@ static bool entry_finish(dnnl_entry *e, dnnl_primitive_desc_t pd,
          het_dnnl_weights_prepare(&e->p, w_user, w);
 }
 
-/* *r = reorder from -> to, or NULL when the layouts already agree. */
-static bool boundary_reorder(const dnnl_memory_desc_t *from,
-                             const dnnl_memory_desc_t *to,
-                             dnnl_primitive_t *r) {
-  dnnl_primitive_desc_t rpd = NULL;
-  *r = NULL;
-  if (dnnl_memory_desc_equal(from, to))
-    return true;
-  dnnl_engine_t eng = het_dnnl_engine();
-  bool ok = dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng,
-                                               NULL) == dnnl_success &&
-            dnnl_primitive_create(r, rpd) == dnnl_success;
-  dnnl_primitive_desc_destroy(rpd);
-  return ok;
-}
-
 /* Appends the named activation (hetrt_act) as eltwise post-ops; false
  * for a name oneDNN cannot express. */
 static bool append_named_act(dnnl_post_ops_t po, const het_dnnl_state *s) {
@@ -299,9 +283,9 @@ static bool conv_entry_build(const het_dnnl_state *s, const conv_dims *c,
   e->rgb = xr == 4 && xd[1] == 3 && !(s->nhwc_in & 1) &&
            md_tag(&nhwc, xr, xd, cl_tag(xr)) &&
            dnnl_memory_desc_equal(&nhwc, &e->p.src_md);
-  return boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r) &&
-         boundary_reorder(&e->p.dst_md, &e->dst_user, &e->dst_r) &&
-         (!s->has_z || boundary_reorder(&e->dst_user, &e->p.dst_md, &e->z_r));
+  return het_dnnl_reorder_create(&e->src_user, &e->p.src_md, &e->src_r) &&
+         het_dnnl_reorder_create(&e->p.dst_md, &e->dst_user, &e->dst_r) &&
+         (!s->has_z || het_dnnl_reorder_create(&e->dst_user, &e->p.dst_md, &e->z_r));
 }
 
 static bool entry_execute(const dnnl_entry *e, void *x, void *b, void *y,
@@ -552,9 +536,8 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   return true;
 }
 
-/* MatMul with 2-D constant B: A's leading dims fold into M. */
-/* A MatMul entry (bfloat16 A and B under s->bf16: A converted per call
- * by the src reorder). */
+/* MatMul with 2-D constant B: A's leading dims fold into M (bfloat16 A
+ * and B under s->bf16: A converted per call by the src reorder). */
 static bool matmul_entry_create(const het_dnnl_state *s, const int64_t *xd,
                                 int xr, const het_tensor *w, dnnl_entry *e) {
   if (xr < 2 || w->rank != 2 || xd[xr - 1] != w->dims[0])
@@ -576,7 +559,7 @@ static bool matmul_entry_create(const het_dnnl_state *s, const int64_t *xd,
           dnnl_success;
   dnnl_primitive_attr_destroy(attr);
   return ok && entry_finish(e, pd, &wuser, w->data) &&
-         boundary_reorder(&e->src_user, &e->p.src_md, &e->src_r);
+         het_dnnl_reorder_create(&e->src_user, &e->p.src_md, &e->src_r);
 }
 
 static void entry_clear(dnnl_entry *e) {

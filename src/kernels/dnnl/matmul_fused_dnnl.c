@@ -36,19 +36,6 @@ static bool md_plain(dnnl_memory_desc_t *md, int64_t r, int64_t c,
   return md_typed(md, r, c, any, dnnl_f32);
 }
 
-/* The reorder from A's float32 layout into the primitive's bfloat16 one. */
-static bool fmm_a_reorder(het_fmm_dnnl *f) {
-  dnnl_primitive_desc_t rpd = NULL;
-  bool ok = md_plain(&f->a_user, f->m, f->k, false) &&
-            dnnl_reorder_primitive_desc_create(&rpd, &f->a_user,
-                                               het_dnnl_engine(), &f->p.src_md,
-                                               het_dnnl_engine(),
-                                               NULL) == dnnl_success &&
-            dnnl_primitive_create(&f->a_r, rpd) == dnnl_success;
-  dnnl_primitive_desc_destroy(rpd);
-  return ok;
-}
-
 static bool fmm_attr_gelu(dnnl_primitive_attr_t attr) {
   dnnl_post_ops_t po;
   if (dnnl_post_ops_create(&po) != dnnl_success)
@@ -79,8 +66,10 @@ static bool fmm_build(het_fmm_dnnl *f, const het_tensor *w, bool gelu,
     dnnl_primitive_attr_destroy(attr);
   if (!ok || !het_dnnl_prim_init(&f->p, pd))
     return false;
+  /* A's float32 layout into the primitive's (bfloat16 under bf16) */
   return het_dnnl_weights_prepare(&f->p, &wuser, w->data) &&
-         (!bf16 || fmm_a_reorder(f));
+         md_plain(&f->a_user, f->m, f->k, false) &&
+         het_dnnl_reorder_create(&f->a_user, &f->p.src_md, &f->a_r);
 }
 
 void het_fmm_dnnl_destroy(void *state) {
