@@ -75,6 +75,12 @@ static bool het_f16_inside(const het_graph *g, const het_node *node) {
   return false;
 }
 
+/* Cast node becomes an Identity (for the identity pass to remove). */
+static void het_cast_to_identity(het_node *node) {
+  node->op_type = "Identity";
+  node->n_attrs = 0;
+}
+
 static bool het_f16_is_cast_to(const het_node *node, het_dtype to) {
   return !node->domain[0] && strcmp(node->op_type, "Cast") == 0 &&
          node->n_inputs == 1 &&
@@ -129,11 +135,9 @@ static void het_f16_rewire(het_opt *o, const bool *inside, int v, int v32) {
     if (o->dead[n] || !inside[n])
       continue;
     for (int i = 0; i < g->nodes[n].n_inputs; i++)
-      if (g->nodes[n].inputs[i] == v) {
+      if (g->nodes[n].inputs[i] == v) { /* v32 is new: uses not kept */
         g->nodes[n].inputs[i] = v32;
         o->uses[v]--;
-        if (v32 < o->n_values)
-          o->uses[v32]++;
       }
   }
 }
@@ -167,7 +171,7 @@ static het_status het_f16_leave(het_opt *o, const bool *inside, int v) {
     for (int i = 0; i < node->n_inputs; i++)
       if (node->inputs[i] == v) {
         if (het_f16_is_cast_to(node, HET_DTYPE_FLOAT32))
-          node->op_type = "Identity", node->n_attrs = 0;
+          het_cast_to_identity(node);
         else
           outside = true;
       }
@@ -257,8 +261,7 @@ het_status het_opt_cancel_casts(het_opt *o) {
     int v = node->inputs[0], w = node->outputs[0];
     het_dtype to = g->values[w].dtype;
     if (g->values[v].dtype == to && to != HET_DTYPE_UNDEFINED) {
-      node->op_type = "Identity"; /* a Cast to its input's type */
-      node->n_attrs = 0;
+      het_cast_to_identity(node); /* a Cast to its input's type */
       o->changes++;
       continue;
     }
