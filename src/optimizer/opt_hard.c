@@ -107,16 +107,15 @@ static het_attr *hard_sigmoid_attrs(het_graph *g, float alpha, float beta) {
 static het_status hard_max(het_opt *o, int n, bool *done) {
   het_graph *g = o->g;
   const het_node *node = &g->nodes[n];
-  int x;
-  if (hard_const_operand(g, node, 0.0f, &x)) {
-    float c;
-    het_opt_nlp_scalar(g, node->inputs[0] == x ? node->inputs[1]
-                                               : node->inputs[0], &c);
-    if (c == 0.0f) { /* exactly: Max(x, 1e-6) is no Relu */
+  for (int i = 0; i < 2; i++) {
+    float c; /* exactly 0: Max(x, 1e-6) is no Relu */
+    int x = node->inputs[1 - i];
+    if (het_opt_nlp_scalar(g, node->inputs[i], &c) && c == 0.0f &&
+        hard_keeps_shape(g, node->inputs[i], x)) {
       HET_TRY(hard_rewrite(o, n, "Relu", 6, x, NULL, 0));
       *done = true;
+      return HET_OK;
     }
-    return HET_OK;
   }
   for (int i = 0; i < 2; i++) {
     int m = hard_producer(o, node->inputs[i], "Mul"), y;
