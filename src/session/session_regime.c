@@ -203,15 +203,23 @@ static het_session *het_regime_owner(het_session *s, int k) {
   return k ? s->regimes->regimes[k].session : s;
 }
 
+/* A copy of s's options for a regime's session, without shapes to plan
+ * for (the caller adds the regime's). */
+static het_status het_regime_base_options(const het_session *s,
+                                          het_session_options **out) {
+  HET_TRY(het_options_copy(s->options, out));
+  (*out)->replan_off = true; /* a regime keeps its one partition */
+  for (int i = 0; i < (*out)->n_shapes; i++)
+    free((*out)->shapes[i].input);
+  (*out)->n_shapes = 0;
+  return HET_OK;
+}
+
 /* Options of a session planned for the run's shapes. */
 static het_status het_regime_options(het_session *s, het_tensor *const *params,
                                      het_session_options **out) {
   het_session_options *o = NULL;
-  HET_TRY(het_options_copy(s->options, &o));
-  o->replan_off = true; /* a regime keeps its one partition */
-  for (int i = 0; i < o->n_shapes; i++)
-    free(o->shapes[i].input);
-  o->n_shapes = 0;
+  HET_TRY(het_regime_base_options(s, &o));
   het_status st = HET_OK;
   for (int i = 0; i < s->top.prog.n_params && st == HET_OK; i++) {
     const het_tensor *t = params[i];
@@ -227,21 +235,30 @@ static het_status het_regime_options(het_session *s, het_tensor *const *params,
   return HET_OK;
 }
 
-/* A session over a copy of the optimized graph for options o. */
+/* A session over a copy of the optimized graph for options o: planned
+ * afresh, or (stored > 0) placed and compiled as s's plan stores regime
+ * stored. */
 static het_status het_regime_session_make(het_session *s,
                                           const het_session_options *o,
-                                          bool plan_only, het_session **out) {
+                                          bool plan_only, int stored,
+                                          het_session **out) {
   het_graph *g = NULL;
   HET_TRY(het_graph_clone(s->optimized, &g));
-  het_status st = het_session_create_graph(s->env, g, s->model, o, true,
-                                           plan_only, out);
-  if (st == HET_OK && (*out)->top.n_model_nodes != s->top.n_model_nodes) {
+  het_status st =
+      stored ? het_session_create_aot_regime(s->env, g, s->aot, stored, o, out)
+             : het_session_create_graph(s->env, g, s->model, o, true,
+                                        plan_only, out);
+  if (st != HET_OK)
+    return st;
+  int nodes = (*out)->top.n_model_nodes;
+  if (nodes != s->top.n_model_nodes) {
     het_session_destroy_impl(*out);
+    *out = NULL;
     return het_error(HET_ERR_INTERNAL,
                      "shape regime: the copy has %d nodes, the session %d",
-                     (*out)->top.n_model_nodes, s->top.n_model_nodes);
+                     nodes, s->top.n_model_nodes);
   }
-  return st;
+  return HET_OK;
 }
 
 /* "conv1 emu->cpu, ..." for the nodes a and b place differently. */
@@ -290,7 +307,7 @@ static het_status het_regime_add(het_session *s, const het_session_options *o,
                                  int *next) {
   het_regimes *r = s->regimes;
   het_session *made = NULL;
-  HET_TRY(het_regime_session_make(s, o, false, &made));
+  HET_TRY(het_regime_session_make(s, o, false, 0, &made));
   het_measure_set_origin(made, het_measure_origin(s));
   het_regime *g = &r->regimes[r->n_regimes];
   memset(g, 0, sizeof *g);
@@ -326,7 +343,7 @@ static het_status het_regime_evaluate(het_session *s,
   if (st == HET_OK)
     st = het_regime_options(s, params, &o);
   if (st == HET_OK)
-    st = het_regime_session_make(s, o, true, &trial);
+    st = het_regime_session_make(s, o, true, 0, &trial);
   if (st == HET_OK)
     st = het_regime_compare(s, trial, assign, &c->kept, &c->est_kept);
   if (st == HET_OK) {
@@ -535,22 +552,13 @@ static het_status het_regime_load_one(het_session *s, int k) {
   het_regimes *r = s->regimes;
   const het_aot_regime *stored = &s->aot->regimes[k];
   het_session_options *o = NULL;
-  HET_TRY(het_options_copy(s->options, &o));
-  for (int i = 0; i < o->n_shapes; i++)
-    free(o->shapes[i].input);
-  o->n_shapes = 0;
+  HET_TRY(het_regime_base_options(s, &o));
   het_status st = HET_OK;
   for (int i = 0; i < stored->n_shapes && st == HET_OK; i++)
     st = het_options_set_shape(o, stored->shapes[i]);
-  het_graph *g = NULL;
   het_session *x = NULL;
   if (st == HET_OK)
-    st = het_graph_clone(s->optimized, &g);
-  if (st == HET_OK)
-    st = het_session_create_aot_regime(s->env, g, s->aot, k, o, &x);
-  if (st == HET_OK && x->top.n_model_nodes != s->top.n_model_nodes)
-    st = het_error(HET_ERR_INVALID_MODEL, "its graph has %d nodes, not %d",
-                   x->top.n_model_nodes, s->top.n_model_nodes);
+    st = het_regime_session_make(s, o, false, k, &x);
   het_regime_choice c = {.regime = k, .kept = k, .est_kept = NAN,
                          .why = "planned for: stored in the plan"};
   bool covered = false;
