@@ -581,6 +581,13 @@ static het_tensor *precision_run(het_env *env, const char *model,
   ck_assert_msg(het_session_create(env, model, o, &s) == HET_OK, "%s: %s",
                 model, het_last_error());
   het_session_options_destroy(o);
+  /* the report shows the Convs and MatMuls computing in bfloat16 */
+  char *report = NULL;
+  ck_assert_int_eq(het_session_explain(s, "json", &report), HET_OK);
+  bool bf16 = strstr(report, "\"precision\":\"bf16\"") != NULL;
+  ck_assert_msg(bf16 == (strcmp(precision, "bf16") == 0), "%s: %s", model,
+                report);
+  het_string_destroy(report);
   het_value_desc d;
   ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
   int64_t dims[HET_MAX_RANK];
@@ -626,7 +633,7 @@ static void assert_bf16_close(const het_tensor *b, const het_tensor *a,
 }
 
 /* cpu.precision=bf16 (on a CPU with AVX-512 BF16): conv1 runs oneDNN's
- * bfloat16 kernel; a residual block (Convs, FusedConvs), a MatMul and an
+ * bfloat16 kernel; the reports say bf16; a residual block (Convs, FusedConvs), a MatMul and an
  * encoder layer (hetrt.FusedMatMuls) give
  * outputs within bfloat16's rounding of float32 ones, and not the same
  * bytes (bfloat16 did run).  Without AVX-512 BF16 the option is refused. */

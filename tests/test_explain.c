@@ -133,15 +133,15 @@ static bool json_valid(const char *s) {
 
 static het_explain_node fx_nodes[] = {
     {"conv1", "Conv", "emu", "cost: 0.50 ms on emu vs 2.10 ms on cpu", 0,
-     0.5e-3, NULL, 0, "cost", 0, -1},
+     0.5e-3, NULL, 0, "cost", 0, -1, "fp16"},
     {"relu1", "Relu", "emu", "cost: emu claims Relu", 0, 0.1e-3, NULL, 0, NULL,
-     0, -1},
+     0, -1, "fp16"},
     {"copy_r1_d2h", "Copy", "host", "boundary: r1 emu -> cpu", 1, 0.2e-3,
-     "copy", 401408, NULL, 0, -1},
+     "copy", 401408, NULL, 0, -1, NULL},
     {"topk", "TopK", "cpu", "emu refused: TopK not supported", 2, 0.05e-3,
-     NULL, 0, "rule 1 (p.yaml:2:3)", 0, -1},
+     NULL, 0, "rule 1 (p.yaml:2:3)", 0, -1, "fp32"},
     {"cast_t", "Cast", "cpu", "boundary: float16 -> float32", 2, 0.01e-3,
-     "cast", 1000, NULL, 0, -1},
+     "cast", 1000, NULL, 0, -1, NULL},
 };
 static het_explain_edge fx_edges[] = {
     {0, 1, "c1", 401408}, {1, 2, "r1", 401408},
@@ -213,6 +213,11 @@ START_TEST(test_text_shows_everything) {
     ASSERT_HAS(line, fx_nodes[i].name);
     ASSERT_HAS(line, fx_nodes[i].op_type);
     ASSERT_HAS(line, fx_nodes[i].provider);
+    /* the precision column: "-" for nodes without one */
+    char col[16];
+    snprintf(col, sizeof col, "  %-4s  ",
+             fx_nodes[i].precision ? fx_nodes[i].precision : "-");
+    ASSERT_HAS(line, col);
   }
   ASSERT_HAS(t, "subgraphs (3):");
   line_with(t, "800.00 us", line, sizeof line);
@@ -275,8 +280,8 @@ END_TEST
 START_TEST(test_text_boundary_from_host) {
   het_explain_node n[2] = {
       {"copy:x->emu", "Copy", "emu", "boundary: host -> emu", 0, 1e-5,
-       "copy", 12288, NULL, 0, -1},
-      {"conv", "Conv", "emu", "r", 0, 1e-5, NULL, 0, NULL, 0, -1}};
+       "copy", 12288, NULL, 0, -1, NULL},
+      {"conv", "Conv", "emu", "r", 0, 1e-5, NULL, 0, NULL, 0, -1, "fp32"}};
   het_explain_edge ed = {0, 1, "x@emu", 12288};
   het_explain_subgraph sg = {"emu", 2, 2e-5};
   het_explain e = {.model = "m", .algorithm = "priority", .n_nodes = 2,
@@ -296,12 +301,14 @@ START_TEST(test_json_valid_and_complete) {
   char *j = render(&e, "json");
   ck_assert_msg(json_valid(j), "invalid JSON:\n%.3000s", j);
   ASSERT_HAS(j, "\"name\":\"conv1\",\"op_type\":\"Conv\",\"provider\":\"emu\","
-                "\"placed_by\":\"cost\",\"reason\":\"cost: 0.50 ms on emu vs 2.10 ms on cpu\","
+                "\"precision\":\"fp16\",\"placed_by\":\"cost\",\"reason\":\"cost: 0.50 ms on emu vs 2.10 ms on cpu\","
                 "\"subgraph\":0");
   ASSERT_HAS(j, "\"name\":\"topk\",\"op_type\":\"TopK\",\"provider\":\"cpu\","
-                "\"placed_by\":\"rule 1 (p.yaml:2:3)\",\"reason\":\"emu refused: TopK not supported\"");
+                "\"precision\":\"fp32\",\"placed_by\":\"rule 1 (p.yaml:2:3)\",\"reason\":\"emu refused: TopK not supported\"");
   ck_assert_int_eq(count_of(j, "\"op_type\":"), 5);
   ck_assert_int_eq(count_of(j, "\"reason\":"), 5);
+  ASSERT_HAS(j, "\"name\":\"copy_r1_d2h\",\"op_type\":\"Copy\",\"provider\":"
+                "\"host\",\"precision\":null,");
   ASSERT_HAS(j, "\"node\":2,\"name\":\"copy_r1_d2h\",\"kind\":\"copy\","
                 "\"from_provider\":\"emu\",\"to_provider\":\"host\","
                 "\"bytes\":401408}");
@@ -332,8 +339,9 @@ END_TEST
 START_TEST(test_json_escapes_names) {
   het_explain_node n[2] = {
       {"a\"b\\c\nd\te\x01" "f", "Op", "cpu", "r\r\"", 0, 0, NULL, 0, NULL, 0,
-       -1},
-      {"caf\xc3\xa9 \xff\xfe", "Op", "cpu", NULL, 0, 0, NULL, 0, NULL, 0, -1}};
+       -1, "fp32"},
+      {"caf\xc3\xa9 \xff\xfe", "Op", "cpu", NULL, 0, 0, NULL, 0, NULL, 0, -1,
+       NULL}};
   het_explain_subgraph sg = {"cpu", 2, 0};
   het_explain e = {.model = "C:\\m\"x\".onnx", .algorithm = "cost",
                    .n_nodes = 2, .nodes = n, .n_subgraphs = 1,
@@ -404,9 +412,9 @@ END_TEST
 
 START_TEST(test_dot_escapes_and_palette) {
   het_explain_node n[3] = {
-      {"say \"hi\"\\", "Op", "npu", "r", 0, 0, NULL, 0, NULL, 0, -1},
-      {"b", "Op", "tpu", "r", 0, 0, NULL, 0, NULL, 0, -1},
-      {"c", "Op", "npu", "r", 0, 0, NULL, 0, NULL, 0, -1}};
+      {"say \"hi\"\\", "Op", "npu", "r", 0, 0, NULL, 0, NULL, 0, -1, NULL},
+      {"b", "Op", "tpu", "r", 0, 0, NULL, 0, NULL, 0, -1, NULL},
+      {"c", "Op", "npu", "r", 0, 0, NULL, 0, NULL, 0, -1, NULL}};
   het_explain_subgraph sg = {"npu", 3, 0};
   het_explain e = {.model = "m", .algorithm = "cost", .n_nodes = 3,
                    .nodes = n, .n_subgraphs = 1, .subgraphs = &sg};
@@ -462,7 +470,7 @@ END_TEST
 
 START_TEST(test_html_escapes) {
   het_explain_node n = {"<script>alert(1)</script>", "Op&", "cpu", "a<b",
-                        0, 0, NULL, 0, NULL, 0, -1};
+                        0, 0, NULL, 0, NULL, 0, -1, "<i>"};
   het_explain_subgraph sg = {"cpu", 1, 0};
   het_explain e = {.model = "m", .algorithm = "cost", .n_nodes = 1,
                    .nodes = &n, .n_subgraphs = 1, .subgraphs = &sg};
@@ -471,6 +479,7 @@ START_TEST(test_html_escapes) {
   ASSERT_HAS(h, "&lt;script&gt;alert(1)&lt;/script&gt;");
   ASSERT_HAS(h, "<td>Op&amp;</td>");
   ASSERT_HAS(h, "<td>a&lt;b</td>");
+  ASSERT_HAS(h, "<td>&lt;i&gt;</td>"); /* the precision cell */
   free(h);
 }
 END_TEST
@@ -530,7 +539,7 @@ START_TEST(test_large_report) {
   for (int i = 0; i < N; i++) {
     snprintf(names[i], 16, "node%d", i);
     n[i] = (het_explain_node){names[i], "Add", i % 2 ? "emu" : "cpu", "r",
-                              i, 1e-6, NULL, 0, NULL, 0, -1};
+                              i, 1e-6, NULL, 0, NULL, 0, -1, "fp32"};
     sg[i] = (het_explain_subgraph){n[i].provider, 1, 1e-6};
     ed[i] = (het_explain_edge){i > 0 ? i - 1 : 0, i, names[i], 64};
   }

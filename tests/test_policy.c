@@ -9,17 +9,20 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hetrt/hetrt.h"
+#include "kernels/kernel.h"
 
 #define DATA HETRT_TEST_DATA "/policy"
 #define BLOCKS DATA "/blocks.onnx"
 #define DET DATA "/dynamic_det.onnx"
 #define RESNET HETRT_TEST_DATA "/emu/resnet_small.onnx"
+#define QDQ_CHAIN HETRT_TEST_DATA "/optimizer/qdq_chain/model.onnx"
 #define IF_CONV HETRT_TEST_DATA "/control/if_conv/model.onnx"
 #define ENCODER HETRT_TEST_DATA "/nlp/encoder/model.onnx"
 #define DEVICES HETRT_SOURCE_DIR "/configs/devices/"
@@ -267,6 +270,104 @@ START_TEST(test_precision) {
   ck_assert(has_warning(s, "rule 3 could not be followed for 1 of the 1"));
   ck_assert(has_warning(s, "that precision"));
   het_session_destroy(s);
+}
+END_TEST
+
+/* The op type node name runs as in s. */
+static const char *op_of(het_session *s, const char *name) {
+  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
+    het_node_placement p;
+    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
+    if (strcmp(p.name, name) == 0)
+      return p.op_type;
+  }
+  ck_abort_msg("no node %s", name);
+  return NULL;
+}
+
+/* qdq_chain's output y on a fixed 1x8x10x10 input (caller owns). */
+static het_tensor *run_chain(het_session *s) {
+  int64_t dims[4] = {1, 8, 10, 10};
+  het_tensor *x, *y = NULL;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, dims, 4, &x), HET_OK);
+  float *d = het_tensor_get_data(x);
+  for (int64_t i = 0; i < het_tensor_get_count(x); i++)
+    d[i] = (float)((i * 7919) % 2001 - 1000) / 330.0f;
+  const char *in = "x", *out = "y";
+  ck_assert_msg(het_session_run(s, &in, &x, 1, &out, 1, &y) == HET_OK, "%s",
+                het_last_error());
+  het_tensor_destroy(x);
+  return y;
+}
+
+/* Largest |a - b| over two float32 tensors of one size. */
+static double max_diff(het_tensor *a, het_tensor *b) {
+  ck_assert_int_eq(het_tensor_get_count(a), het_tensor_get_count(b));
+  const float *p = het_tensor_get_data(a), *q = het_tensor_get_data(b);
+  double m = 0;
+  for (int64_t i = 0; i < het_tensor_get_count(a); i++)
+    m = fabs((double)p[i] - q[i]) > m ? fabs((double)p[i] - q[i]) : m;
+  return m;
+}
+
+START_TEST(test_int8_choices) {
+  /* qdq_chain: four Conv islands c1..c4 and an Add island, fused into
+   * QLinearConvs named after their Convs, reported as int8. */
+  if (!het_kernels_int8_fast())
+    return; /* no island becomes a QLinearConv on this CPU */
+  het_session *fused = session(QDQ_CHAIN, opts(NULL, NULL, NULL));
+  static const char *const convs[] = {"c1", "c2", "c3", "c4"};
+  for (int i = 0; i < 4; i++)
+    ck_assert_str_eq(op_of(fused, convs[i]), "QLinearConv");
+  char *text = explain(fused, "json");
+  ck_assert_msg(strstr(text, "\"name\":\"c2\",\"op_type\":\"QLinearConv\","
+                             "\"provider\":\"cpu\",\"precision\":\"int8\""),
+                "%s", text);
+  het_string_destroy(text);
+  /* int8=off: the islands as written, float */
+  het_session_options *o = opts(NULL, NULL, NULL);
+  ck_assert_int_eq(het_session_options_set(o, "int8", "off"), HET_OK);
+  het_session *off = session(QDQ_CHAIN, o);
+  for (int i = 0; i < 4; i++)
+    ck_assert_str_eq(op_of(off, convs[i]), "Conv");
+  text = explain(off, "json");
+  ck_assert_msg(strstr(text, "\"name\":\"c2\",\"op_type\":\"Conv\","
+                             "\"provider\":\"cpu\",\"precision\":\"fp32\""),
+                "%s", text);
+  ck_assert_ptr_null(strstr(text, "QLinear"));
+  het_string_destroy(text);
+  /* per node: a float precision keeps the Conv islands float, a later
+   * int8 rule takes c2 back (no warning for the rule it overrides); an
+   * int8 rule on a float op cannot be followed, and says so */
+  het_session *mixed = session(QDQ_CHAIN, opts(NULL, NULL,
+      "rules:\n"
+      "  - match: {op: Conv}\n    precision: fp32\n"
+      "  - match: {name: c2}\n    precision: int8\n"
+      "  - match: {op: MaxPool}\n    precision: int8\n"));
+  ck_assert_str_eq(op_of(mixed, "c1"), "Conv");
+  ck_assert_str_eq(op_of(mixed, "c2"), "QLinearConv");
+  ck_assert_str_eq(op_of(mixed, "c3"), "Conv");
+  ck_assert_str_eq(op_of(mixed, "c4"), "Conv");
+  ck_assert(!has_warning(mixed, "rule 1 could not be followed"));
+  ck_assert(!has_warning(mixed, "rule 2 could not be followed"));
+  ck_assert(has_warning(mixed, "rule 3 could not be followed"));
+  /* the three compute the same function: each within one step of c4's
+   * output scale (at most 0.06) of the float graph */
+  het_tensor *a = run_chain(fused), *b = run_chain(off), *c = run_chain(mixed);
+  ck_assert_double_le(max_diff(a, b), 0.0601);
+  ck_assert_double_le(max_diff(c, b), 0.0601);
+  het_tensor_destroy(a);
+  het_tensor_destroy(b);
+  het_tensor_destroy(c);
+  het_session_destroy(fused);
+  het_session_destroy(off);
+  het_session_destroy(mixed);
+  /* a bad value is an error naming the option */
+  ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+  ck_assert_int_eq(het_session_options_set(o, "int8", "maybe"),
+                   HET_ERR_INVALID_ARGUMENT);
+  ck_assert(strstr(het_last_error(), "option 'int8'"));
+  het_session_options_destroy(o);
 }
 END_TEST
 
@@ -691,12 +792,21 @@ START_TEST(test_config_edge_512mib) {
 END_TEST
 
 START_TEST(test_config_int8) {
+  /* a float model: nothing computes in int8, and the rule says so */
   het_session *s = config_session(POLICIES "int8-where-possible.yaml", RESNET,
                                   NULL);
-  ck_assert(has_warning(s, "provider 'int8' skipped"));
   ck_assert(has_warning(s, "rule 1 'int8-compute' could not be followed for "
-                           "7 of the 7 nodes"));
+                           "4 of the 5 nodes"));
   ck_assert_str_eq(provider_of(s, "stem_conv"), "cpu");
+  het_session_destroy(s);
+  /* a QDQ model: its Convs in int8, followed (the only warning: no node
+   * of this model has the names rule 2 keeps float) */
+  if (!het_kernels_int8_fast())
+    return;
+  s = config_session(POLICIES "int8-where-possible.yaml", QDQ_CHAIN, NULL);
+  ck_assert_str_eq(op_of(s, "c1"), "QLinearConv");
+  ck_assert_uint_eq(het_session_get_warning_count(s), 1);
+  ck_assert(has_warning(s, "rule 2 'float-ends' matches no node"));
   het_session_destroy(s);
 }
 END_TEST
@@ -739,6 +849,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(core, test_rules_reach_bodies);
   tcase_add_test(core, test_pin_forbid_prefer);
   tcase_add_test(core, test_precision);
+  tcase_add_test(core, test_int8_choices);
   tcase_add_test(core, test_c_api_overrides_policy);
   tcase_add_test(core, test_policy_globals_and_overrides);
   tcase_add_test(core, test_budget_from_policy);

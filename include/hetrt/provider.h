@@ -23,7 +23,8 @@
  *   2 appends staging memory and asynchronous copies (alloc_host ..
  *     copy_wait);
  *   3 appends devices, streams, events, copy_async/can_copy, run_async with
- *     a het_kernel_io, scratch sizes, and the ahead-of-time slots.
+ *     a het_kernel_io, scratch sizes, and the ahead-of-time slots;
+ *   4 appends compute_type (the precision a claimed node computes in).
  * The core reads a slot only from a vtable whose abi_version includes it
  * (HET_PROVIDER_HAS).  A provider built against version 1 or 2 keeps
  * working through core defaults: one device per session, its run and
@@ -42,7 +43,7 @@
 extern "C" {
 #endif
 
-#define HET_PROVIDER_ABI_VERSION 3
+#define HET_PROVIDER_ABI_VERSION 4
 
 /* Whether vtable vt (a pointer) has slot `slot` set: the slot exists in
  * the version vt was built against (first version named) and is not NULL. */
@@ -339,6 +340,15 @@ typedef struct het_provider_vtable {
                                      const void *data, size_t size,
                                      void **compiled);
   const char *(*compat_string)(void *state);
+
+  /* ---- ABI 4 ----
+   * compute_type: the element type this instance's arithmetic for node
+   * uses when that is not what the node's tensors and the device's
+   * float32_as say (HET_DTYPE_BFLOAT16 for a float32 Conv computed in
+   * bfloat16 on request); HET_DTYPE_UNDEFINED otherwise, and a NULL slot
+   * means UNDEFINED for every node.  Reports show it as the node's
+   * precision; policy `precision:` rules place by it. */
+  het_dtype (*compute_type)(void *state, const het_graph *graph, int node);
 } het_provider_vtable;
 
 /* ---- ABI 1-2 run context accessors (the legacy run slot) ----

@@ -17,6 +17,7 @@ typedef struct het_opt {
   het_graph *g;
   const het_graph *outer; /* enclosing graph of a body, or NULL */
   int level;
+  const het_optimize_int8 *int8; /* NULL: every island int8 */
   bool *dead;      /* per node: marked for removal (n_nodes entries) */
   int *uses;       /* per value: number of live node inputs reading it */
   bool *pinned;    /* per value: graph output or read by a subgraph */

@@ -204,6 +204,27 @@ static het_status qdq_zero_point(het_opt *o, het_dtype type, int *id) {
   return het_graph_add_constant(o->g, "qdq_zero_point", t, id);
 }
 
+/* The island of operator c and QuantizeLinear qn stays float: a policy
+ * rule gives c a float precision, or gives none to c and one to qn. */
+static bool qdq_keep_float(const het_opt *o, int c, int qn) {
+  const het_optimize_int8 *x = o->int8;
+  int at_q = -1;
+  for (int i = 0; x && i < x->n_names; i++) {
+    if (strcmp(x->names[i], o->g->nodes[c].name) == 0)
+      return !x->int8[i];
+    if (strcmp(x->names[i], o->g->nodes[qn].name) == 0)
+      at_q = i;
+  }
+  return at_q >= 0 && !x->int8[at_q];
+}
+
+/* Node qn, rewritten into the fused operator, takes the name of the
+ * operator c it replaces (which is dead, and gone at the compaction):
+ * reports and policy rules know the island by the model's name for it. */
+static void qdq_take_name(het_opt *o, int qn, int c) {
+  o->g->nodes[qn].name = o->g->nodes[c].name;
+}
+
 /* DQ(a) + DQ(b) -> Add [-> act] -> Q(y) (node qn) into hetrt.QLinearAdd
  * when a, b and y are per-tensor 8-bit of one type and a and b have one
  * shape (symbolic dims alike: no broadcasting at run time). */
@@ -236,6 +257,7 @@ static het_status qdq_add(het_opt *o, int qn, int add, int act) {
   if (act >= 0)
     het_opt_kill_node(o, act);
   HET_TRY(het_opt_rewrite(o, qn, "hetrt", 1, "QLinearAdd", in, 8, NULL, 0));
+  qdq_take_name(o, qn, add);
   if (o->stats)
     o->stats->qdq_fused++;
   return HET_OK;
@@ -382,6 +404,8 @@ static het_status qdq_try(het_opt *o, int qn) {
       return HET_OK;
   }
   const het_node *op = &g->nodes[c];
+  if (qdq_keep_float(o, c, qn))
+    return HET_OK;
   if (strcmp(op->op_type, "Add") == 0)
     return qdq_add(o, qn, c, act);
   bool conv = strcmp(op->op_type, "Conv") == 0;
@@ -442,6 +466,7 @@ static het_status qdq_try(het_opt *o, int qn) {
   HET_TRY(het_opt_rewrite(o, qn, "", (int)het_graph_opset(g, ""),
                           conv ? "QLinearConv" : "QLinearMatMul", in, n_in,
                           attrs, n_attrs));
+  qdq_take_name(o, qn, c);
   if (o->stats)
     o->stats->qdq_fused++;
   return HET_OK;

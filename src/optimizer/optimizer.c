@@ -23,10 +23,11 @@ static het_status het_opt_round(het_opt *o) {
    * Q/DQs leave g->order stale, and a Gemm island adds nodes and values
    * that the per-value counts of the passes below do not cover: either
    * way the round ends, and the next one sees the graph validated. */
-  bool moved = false;
-  if (o->level >= HET_OPT_EXTENDED)
+  bool moved = false, int8 = o->level >= HET_OPT_EXTENDED &&
+                            !(o->int8 && o->int8->off);
+  if (int8)
     HET_TRY(het_opt_move_qdq(o, &moved));
-  if (o->level >= HET_OPT_EXTENDED && !moved)
+  if (int8 && !moved)
     HET_TRY(het_opt_fuse_qdq(o));
   if (o->level >= HET_OPT_EXTENDED && !moved)
     HET_TRY(het_opt_f16_to_f32(o)); /* adds Casts and values */
@@ -57,10 +58,11 @@ static het_status het_opt_round(het_opt *o) {
 }
 
 het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats) {
-  return het_optimize_body(g, NULL, level, stats);
+  return het_optimize_with(g, NULL, level, NULL, stats);
 }
 
-het_status het_optimize_body(het_graph *g, const het_graph *outer, int level,
+het_status het_optimize_with(het_graph *g, const het_graph *outer, int level,
+                             const het_optimize_int8 *int8,
                              het_optimize_stats *stats) {
   het_optimize_stats local;
   if (!stats)
@@ -71,7 +73,8 @@ het_status het_optimize_body(het_graph *g, const het_graph *outer, int level,
     return HET_OK;
   if (!g->order)
     return het_error(HET_ERR_INTERNAL, "optimizer: graph not validated");
-  het_opt o = {.g = g, .outer = outer, .level = level, .stats = stats};
+  het_opt o = {.g = g, .outer = outer, .level = level, .int8 = int8,
+               .stats = stats};
   het_status st = HET_OK;
   for (int r = 0; r < HET_OPT_MAX_ROUNDS; r++) {
     stats->rounds++;

@@ -57,15 +57,32 @@ typedef struct het_optimize_stats {
  * it is again both.  Nodes carrying subgraphs (If/Loop/Scan) and values
  * their subgraphs read from the outer scope are kept; graph outputs keep
  * their names.  Subgraph bodies themselves are not rewritten (see
- * het_optimize_body).  stats may be NULL.  Not thread safe for one graph.  Errors: OUT_OF_MEMORY, or the
+ * het_optimize_with).  stats may be NULL.  Not thread safe for one
+ * graph.  Errors: OUT_OF_MEMORY, or the
  * validation/inference status if the rewritten graph fails them (an
  * internal error: the graph is then unusable). */
 het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats);
 
-/* het_optimize of a control-flow body g whose captured values (read by
- * name, not produced in g) are defined in outer, the enclosing graph
- * (which must hold every name g and the bodies below it capture). */
-het_status het_optimize_body(het_graph *g, const het_graph *outer, int level,
+/* Which QDQ islands become int8 operators (QLinearConv, QLinearMatMul,
+ * hetrt.QLinearAdd): by default all that the fast kernels take.  off: none
+ * (the session option int8=off; Q/DQ stay where the model wrote them).
+ * names[i] (n_names of them) is a node given a precision by a policy
+ * rule, int8[i] whether that precision is int8: an island follows its
+ * operator's (the Conv, MatMul, Gemm or Add), else its QuantizeLinear's.
+ * A fused operator takes the name of the operator it replaces. */
+typedef struct het_optimize_int8 {
+  bool off;
+  const char *const *names;
+  const bool *int8;
+  int n_names;
+} het_optimize_int8;
+
+/* het_optimize with the int8 choices of int8 (NULL: the default).  For a
+ * control-flow body g, outer is the enclosing graph, which must hold
+ * every name g and the bodies below it capture (read by name, not
+ * produced in g); NULL for a model's main graph. */
+het_status het_optimize_with(het_graph *g, const het_graph *outer, int level,
+                             const het_optimize_int8 *int8,
                              het_optimize_stats *stats);
 
 #endif

@@ -31,6 +31,10 @@ typedef struct het_explain_node {
   double model_seconds;  /* with node times: the provider's estimate */
   double measured_seconds; /* with node times: the measured time on its
                               provider; < 0 when the file has none */
+  const char *precision; /* "fp32", "bf16", "fp16", "int8" for a compute
+                            node on its provider; NULL where the node has
+                            no arithmetic of those types (shape and index
+                            ops, boundaries) */
 } het_explain_node;
 
 /* A data edge between two nodes (for DOT/HTML drawings). */

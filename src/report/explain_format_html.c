@@ -249,7 +249,8 @@ static void html_nodes(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "<h2>Nodes</h2>\n<p><input id=\"filter\" "
                    "placeholder=\"filter nodes\"></p>\n<table class=\"sort\" "
                    "id=\"nodes\"><thead><tr><th>#</th><th>name</th>"
-                   "<th>op_type</th><th>provider</th><th>subgraph</th>"
+                   "<th>op_type</th><th>provider</th><th>precision</th>"
+                   "<th>subgraph</th>"
                    "<th>estimate</th>");
   if (e->node_times)
     het_sbuf_puts(b, "<th>measured</th><th>estimate / measured</th>");
@@ -260,6 +261,7 @@ static void html_nodes(const het_explain *e, het_sbuf *b) {
     html_cell(b, n->name);
     html_cell(b, n->op_type ? n->op_type : n->boundary);
     html_provider(e, b, n->provider);
+    html_cell(b, n->precision);
     het_sbuf_printf(b, "<td class=\"n\" data-v=\"%d\">%d</td>", n->subgraph,
                     n->subgraph);
     html_seconds(b, e->node_times ? n->model_seconds : n->est_seconds);

@@ -1,7 +1,8 @@
 /* explain_format_json.c — the JSON placement report (also returned by
  * het_session_explain(s, "json", ...)).  One object: model, algorithm,
  * plan (a plan file's session: file, made, grade, why), warnings, nodes
- * (index, name, op_type, provider, placed_by, reason, subgraph,
+ * (index, name, op_type, provider, precision (null where none),
+ * placed_by, reason, subgraph,
  * est_seconds, boundary, bytes; with node times also estimate_seconds and
  * measured_seconds), edges, subgraphs, boundary_nodes, devices
  * (planned_peak, capacity, arena, intermediates, weights, estimated),
@@ -35,6 +36,9 @@ static void json_nodes(const het_explain *e, het_sbuf *b) {
     het_sbuf_puts(b, ",");
     json_key(b, "provider");
     het_sbuf_json_str(b, n->provider);
+    het_sbuf_puts(b, ",");
+    json_key(b, "precision");
+    het_sbuf_json_str(b, n->precision);
     het_sbuf_puts(b, ",");
     json_key(b, "placed_by");
     het_sbuf_json_str(b, n->placed_by);

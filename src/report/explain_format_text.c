@@ -1,6 +1,6 @@
 /* explain_format_text.c — the plain-text placement report (partview's
  * default and `hetrt run --explain`): warnings, every node with provider,
- * subgraph, estimate (with node times: the estimate, the measured time and
+ * precision, subgraph, estimate (with node times: the estimate, the measured time and
  * their ratio), what placed it and reason, the subgraphs, the
  * boundary nodes with the bytes they move, planned peak memory per device
  * (next to the arena, the sum of all intermediates without reuse and the
@@ -52,8 +52,8 @@ static void text_nodes(const het_explain *e, het_sbuf *b) {
     wb = text_width(e->nodes[i].placed_by, wb);
   }
   het_sbuf_printf(b, "nodes (%d):\n", e->n_nodes);
-  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %4s  ", "#", wn, "name", wo,
-                  "op_type", wp, "provider", "sg");
+  het_sbuf_printf(b, "  %4s  %-*s  %-*s  %-*s  %-4s  %4s  ", "#", wn, "name",
+                  wo, "op_type", wp, "provider", "prec", "sg");
   if (e->node_times)
     het_sbuf_printf(b, "%10s  %10s  %8s", "estimate", "measured", "est/meas");
   else
@@ -66,9 +66,9 @@ static void text_nodes(const het_explain *e, het_sbuf *b) {
       snprintf(sg, sizeof sg, "%d", n->subgraph);
     else
       snprintf(sg, sizeof sg, "-");
-    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %4s  ", i, wn,
+    het_sbuf_printf(b, "  %4d  %-*s  %-*s  %-*s  %-4s  %4s  ", i, wn,
                     or_dash(n->name), wo, or_dash(n->op_type), wp,
-                    or_dash(n->provider), sg);
+                    or_dash(n->provider), or_dash(n->precision), sg);
     text_node_times(e, n, b);
     het_sbuf_printf(b, "  %-*s  %s\n", wb, or_dash(n->placed_by),
                     or_dash(n->reason));

@@ -119,6 +119,6 @@ het_status het_session_options_set_impl(het_session_options *o, const char *key,
     return HET_OK;
   return het_error(HET_ERR_INVALID_ARGUMENT,
                    "unknown session option '%s' (known: providers, threads, "
-                   "devices, algorithm, strict, optimization, executor, measure, trace, node_times, max_memory, max_loop_iterations, policy, shape, min_subgraph_nodes, replan, replan_gain, max_regimes, plan_mismatch, plan_load, deterministic, <provider>.<key>)",
+                   "devices, algorithm, strict, optimization, executor, measure, trace, node_times, max_memory, max_loop_iterations, policy, shape, min_subgraph_nodes, replan, replan_gain, max_regimes, plan_mismatch, plan_load, deterministic, int8, <provider>.<key>)",
                    key);
 }

@@ -135,6 +135,13 @@ het_status het_options_set_ext(het_session_options *o, const char *key,
                       : &o->deterministic) = strcmp(value, "true") == 0;
     return HET_OK;
   }
+  if (strcmp(key, "int8") == 0) {
+    if (strcmp(value, "on") && strcmp(value, "off"))
+      return het_error(HET_ERR_INVALID_ARGUMENT,
+                       "option 'int8': '%s' is not on or off", value);
+    o->int8_off = strcmp(value, "off") == 0;
+    return HET_OK;
+  }
   if (strcmp(key, "executor") == 0) {
     if (strcmp(value, "sequential") && strcmp(value, "streams"))
       return het_error(HET_ERR_INVALID_ARGUMENT,

@@ -14,6 +14,7 @@
 
 #include "core/ir.h"
 #include "executor/program.h"
+#include "optimizer/optimizer.h"
 #include "partitioner/cost.h"
 #include "partitioner/partition.h"
 #include "partitioner/policy.h"
@@ -105,6 +106,8 @@ struct het_session_options {
                              before creation returns */
   bool deterministic;     /* deterministic=true: no timed choices
                              (het_provider_config.deterministic) */
+  bool int8_off;          /* int8=off: QDQ islands compute in float, as
+                             written (no QLinear fusion) */
   double replan_gain;     /* replan_gain=F (0: the default) */
   int max_regimes;        /* max_regimes=N (0: the default) */
 };
@@ -378,5 +381,18 @@ het_status het_options_set_policy(het_session_options *o, const char *text,
 het_status het_options_load_policy(het_session_options *o, const char *path);
 /* Frees the rule reports' node lists. */
 void het_policy_reports_destroy(het_session *s);
+/* The int8 choices the optimizer makes for graph g (a body's report
+ * names start with prefix): option int8=off, and each node's precision
+ * from the policy's rules (the last precision rule that matches a node
+ * decides).  Names point into g, the arrays into s's arena. */
+het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
+                                   const het_graph *g, const char *prefix,
+                                   het_optimize_int8 *out);
+/* The precision node n of g computes in on provider p (-1: as its tensors
+ * say): INT8 for the integer quantized operators, the float type of its
+ * output as the provider computes it (its compute_type slot, else the
+ * device's float32_as), ANY for a node with no such arithmetic. */
+het_precision het_session_precision(const het_session *s, const het_graph *g,
+                                    int n, int p);
 
 #endif

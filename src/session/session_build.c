@@ -592,8 +592,11 @@ static het_status het_plan_verdict(het_session *s, const het_session_options *o)
 
 het_status het_session_build(het_session *s, const het_session_options *o) {
   if (!s->graph_ready) {
+    het_optimize_int8 int8;
     HET_TRY(het_graph_infer_shapes(s->graph));
-    HET_TRY(het_optimize(s->graph, o ? o->opt_level : HET_OPT_ALL, NULL));
+    HET_TRY(het_policy_int8_choices(s, o, s->graph, "", &int8));
+    HET_TRY(het_optimize_with(s->graph, NULL,
+                              o ? o->opt_level : HET_OPT_ALL, &int8, NULL));
   }
   if (!s->plan_only) {
     if (!s->graph_ready || (s->aot && !s->aot_regime))

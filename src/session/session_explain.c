@@ -204,6 +204,10 @@ static void het_explain_node_fill(const het_session *s,
     double t = b->cost.node_time[node * b->cost.n_devices + p];
     en->est_seconds = isfinite(t) ? t : 0;
   }
+  if (kind == HET_STEP_COMPUTE) {
+    het_precision pr = het_session_precision(s, g, node, p);
+    en->precision = pr == HET_PRECISION_ANY ? NULL : het_precision_str(pr);
+  }
   if (!isfinite(en->est_seconds))
     en->est_seconds = 0;
   het_explain_node_measured(b, node, p, en);

@@ -222,31 +222,109 @@ het_status het_policy_prepare(het_build_ctx *x) {
 
 /* ---- 3. rules on one graph ---- */
 
+/* Operators whose arithmetic is on 8-bit integers (the standard quantized
+ * ones and the QDQ fusion's hetrt.QLinearAdd). */
+static bool het_integer_op(const het_node *n) {
+  static const char *const onnx[] = {
+      "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
+      "QLinearAdd", "QLinearMul", "QLinearAveragePool",
+      "QLinearGlobalAveragePool", "QLinearConcat", "QLinearSigmoid",
+      "QLinearLeakyRelu", "QGemm"};
+  if (strcmp(n->domain, "") && strcmp(n->domain, "hetrt") &&
+      strcmp(n->domain, "com.microsoft"))
+    return false;
+  for (size_t i = 0; i < sizeof onnx / sizeof *onnx; i++)
+    if (strcmp(n->op_type, onnx[i]) == 0)
+      return true;
+  return false;
+}
+
+het_precision het_session_precision(const het_session *s, const het_graph *g,
+                                    int n, int p) {
+  const het_node *node = &g->nodes[n];
+  if (het_integer_op(node))
+    return HET_PRECISION_INT8;
+  const het_ep *ep = p >= 0 && p < s->n_providers ? &s->providers[p] : NULL;
+  /* a quantization computes on its float input; others on their output's
+   * type */
+  bool quantizes = !node->domain[0] &&
+                   (strcmp(node->op_type, "QuantizeLinear") == 0 ||
+                    strcmp(node->op_type, "DynamicQuantizeLinear") == 0);
+  int v = quantizes ? het_node_input(node, 0)
+          : node->n_outputs > 0 ? node->outputs[0]
+                                : -1;
+  het_dtype t = v >= 0 ? g->values[v].dtype : HET_DTYPE_UNDEFINED;
+  if (t != HET_DTYPE_FLOAT32 && t != HET_DTYPE_FLOAT16 &&
+      t != HET_DTYPE_BFLOAT16)
+    return HET_PRECISION_ANY;
+  het_dtype as = ep && HET_PROVIDER_HAS(ep->vt, 4, compute_type)
+                    ? ep->vt->compute_type(ep->state, g, n)
+                    : HET_DTYPE_UNDEFINED;
+  if (as == HET_DTYPE_UNDEFINED && ep && t == HET_DTYPE_FLOAT32)
+    as = ep->device->info.float32_as;
+  if (as == HET_DTYPE_UNDEFINED)
+    as = t;
+  return as == HET_DTYPE_FLOAT16    ? HET_PRECISION_FP16
+         : as == HET_DTYPE_BFLOAT16 ? HET_PRECISION_BF16
+                                    : HET_PRECISION_FP32;
+}
+
+het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
+                                   const het_graph *g, const char *prefix,
+                                   het_optimize_int8 *out) {
+  memset(out, 0, sizeof *out);
+  out->off = o && o->int8_off;
+  const het_policy *p = o ? o->policy : NULL;
+  if (out->off || !p || g->n_nodes == 0)
+    return HET_OK;
+  /* per node: the precision of the last rule that names one */
+  het_precision *want = calloc((size_t)g->n_nodes, sizeof *want);
+  bool *matched = malloc((size_t)g->n_nodes * sizeof *matched);
+  het_status st = want && matched ? HET_OK
+                                  : het_error(HET_ERR_OUT_OF_MEMORY,
+                                              "policy: out of memory");
+  for (int i = 0; st == HET_OK && i < p->n_rules; i++) {
+    int unknown;
+    if (!p->rules[i].precision)
+      continue;
+    st = het_policy_match_graph(&p->rules[i], g, prefix, matched, &unknown);
+    for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
+      if (matched[n])
+        want[n] = p->rules[i].precision;
+  }
+  int count = 0;
+  for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
+    count += want[n] != HET_PRECISION_ANY;
+  const char **names =
+      count ? het_arena_calloc(&s->arena, (size_t)count, sizeof *names) : NULL;
+  bool *int8 =
+      count ? het_arena_calloc(&s->arena, (size_t)count, sizeof *int8) : NULL;
+  if (st == HET_OK && count && (!names || !int8))
+    st = het_error(HET_ERR_OUT_OF_MEMORY, "policy: out of memory");
+  for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
+    if (want[n] != HET_PRECISION_ANY) {
+      names[out->n_names] = g->nodes[n].name;
+      int8[out->n_names++] = want[n] == HET_PRECISION_INT8;
+    }
+  out->names = names;
+  out->int8 = int8;
+  free(want);
+  free(matched);
+  return st;
+}
+
 /* Providers that compute node n in precision want; all of them when the
- * node is not a floating-point computation (*applies false). */
+ * node computes in no precision (*applies false: it moves or indexes
+ * data, or its arithmetic is not floating point or 8-bit). */
 static unsigned het_precision_mask(const het_session *s, const het_graph *g,
                                    int n, het_precision want, bool *applies) {
-  const het_node *node = &g->nodes[n];
-  het_dtype t = node->n_outputs > 0 && node->outputs[0] >= 0
-                    ? g->values[node->outputs[0]].dtype
-                    : HET_DTYPE_UNDEFINED;
-  *applies = t == HET_DTYPE_FLOAT32 || t == HET_DTYPE_FLOAT16 ||
-             t == HET_DTYPE_BFLOAT16;
+  *applies = het_session_precision(s, g, n, -1) != HET_PRECISION_ANY;
   if (!*applies)
     return ~0u;
   unsigned mask = 0;
-  for (int p = 0; p < s->n_providers; p++) {
-    het_dtype as = t == HET_DTYPE_FLOAT32
-                       ? s->providers[p].device->info.float32_as
-                       : t;
-    het_precision got = as == HET_DTYPE_FLOAT16    ? HET_PRECISION_FP16
-                        : as == HET_DTYPE_BFLOAT16 ? HET_PRECISION_BF16
-                                                   : HET_PRECISION_FP32;
-    /* No provider of this build computes float nodes in int8 (the int8
-     * provider is not written yet), so int8 matches none. */
-    if (got == want)
+  for (int p = 0; p < s->n_providers; p++)
+    if (het_session_precision(s, g, n, p) == want)
       mask |= 1u << p;
-  }
   return mask;
 }
 
@@ -286,8 +364,12 @@ static void het_rule_fallback(het_rule_report *rep, const char *node,
 }
 
 /* Applies rule i to the nodes of b it matches. */
+/* Rule i on the nodes of b it matches; last_precision[n]: the last rule
+ * with a precision that matches node n (only that one's precision
+ * applies to n: a later precision replaces an earlier one). */
 static het_status het_policy_rule_apply(het_build_ctx *x, het_graph_build *b,
                                         int i, bool *matched,
+                                        const int *last_precision,
                                         het_constraints *c) {
   het_session *s = x->s;
   const het_policy *p = x->o->policy;
@@ -311,7 +393,7 @@ static het_status het_policy_rule_apply(het_build_ctx *x, het_graph_build *b,
     unsigned before = b->allowed[n];
     bool applies = false;
     unsigned mine = (r->n_pin && rp->pin ? rp->pin : all) & ~rp->forbid;
-    if (r->precision)
+    if (r->precision && last_precision[n] == i)
       mine &= het_precision_mask(s, g, n, r->precision, &applies);
     /* A later rule overrides an earlier one: its restrictions meet the
      * earlier ones, and where nothing is left, its own win. */
@@ -351,12 +433,26 @@ het_status het_policy_apply(het_build_ctx *x, het_graph_build *b,
     return HET_OK;
   const het_graph *g = b->prog.graph;
   bool *matched = calloc((size_t)g->n_nodes + 1, sizeof *matched);
-  if (!matched)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "policy: out of memory");
-  het_status st = HET_OK;
+  int *last_precision = malloc(((size_t)g->n_nodes + 1) * sizeof(int));
+  het_status st = matched && last_precision
+                      ? HET_OK
+                      : het_error(HET_ERR_OUT_OF_MEMORY,
+                                  "policy: out of memory");
+  for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
+    last_precision[n] = -1;
+  for (int i = 0; i < p->n_rules && st == HET_OK; i++) {
+    int unknown;
+    if (!p->rules[i].precision)
+      continue;
+    st = het_policy_match_graph(&p->rules[i], g, b->prefix, matched, &unknown);
+    for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
+      if (matched[n])
+        last_precision[n] = i;
+  }
   for (int i = 0; i < p->n_rules && st == HET_OK; i++)
-    st = het_policy_rule_apply(x, b, i, matched, c);
+    st = het_policy_rule_apply(x, b, i, matched, last_precision, c);
   free(matched);
+  free(last_precision);
   unsigned all = (1u << x->s->n_providers) - 1u;
   for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
     if (b->allowed[n] != all)

@@ -180,9 +180,12 @@ static het_status het_build_body(het_build_ctx *x, het_graph_build *b, int n,
     st = het_capture_types(a->g, b->prog.graph);
   if (st == HET_OK)
     st = het_graph_infer_shapes(a->g);
+  het_optimize_int8 int8;
   if (st == HET_OK)
-    st = het_optimize_body(a->g, b->prog.graph,
-                           x->o ? x->o->opt_level : HET_OPT_ALL, NULL);
+    st = het_policy_int8_choices(s, x->o, a->g, prefix, &int8);
+  if (st == HET_OK)
+    st = het_optimize_with(a->g, b->prog.graph,
+                           x->o ? x->o->opt_level : HET_OPT_ALL, &int8, NULL);
   if (st == HET_OK)
     st = het_build_tree(x, child);
   if (st == HET_OK)

@@ -220,6 +220,24 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
   return het_cpu_estimator_plan(&s->est, graph, claims);
 }
 
+/* Under cpu.precision=bf16 the oneDNN Convs and MatMuls (their fused forms
+ * too) of float32 tensors compute in bfloat16; everything else as its
+ * tensors say. */
+static het_dtype het_cpu_compute_type(void *state, const het_graph *graph,
+                                      int node) {
+  const het_cpu_state *s = state;
+  const het_node *n = &graph->nodes[node];
+  static const char *const bf16_ops[] = {"Conv", "FusedConv", "MatMul",
+                                         "FusedMatMul"};
+  if (!s->bf16 || n->n_outputs < 1 || n->outputs[0] < 0 ||
+      graph->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32)
+    return HET_DTYPE_UNDEFINED;
+  for (size_t i = 0; i < sizeof bf16_ops / sizeof *bf16_ops; i++)
+    if (strcmp(n->op_type, bf16_ops[i]) == 0)
+      return HET_DTYPE_BFLOAT16;
+  return HET_DTYPE_UNDEFINED;
+}
+
 static het_status het_cpu_estimate_cost(void *state, const het_graph *graph,
                                         int node, double *seconds) {
   het_cpu_state *s = state;
@@ -594,4 +612,5 @@ const het_provider_vtable het_cpu_provider = {
     .compiled_serialize = het_cpu_compiled_serialize,
     .compiled_deserialize = het_cpu_compiled_deserialize,
     .compat_string = het_cpu_compat_string,
+    .compute_type = het_cpu_compute_type,
 };
