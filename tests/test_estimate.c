@@ -259,6 +259,17 @@ START_TEST(test_estimates_by_hand) {
   ASSERT_CLOSE(estimate(&e, g, small),
                by_hand(HET_CPU_ROW_CONV_NCHW, 2.0 * 16 * 64 * 16 * 9,
                        4.0 * (1024 + 2304 + 1024), 100e9));
+  /* cpu.precision=bf16: no Winograd, the FLOPs divided by bfloat16's
+   * gain; a Relu as before */
+  ck_assert(het_cpu_bf16_gain > 1);
+  e.bf16 = true;
+  ASSERT_CLOSE(estimate(&e, g, wino),
+               by_hand(HET_CPU_ROW_CONV_NCHW, wf / het_cpu_bf16_gain, wb,
+                       100e9));
+  ck_assert(het_cpu_bf16_node(g, wino) && !het_cpu_bf16_node(g, relu));
+  ASSERT_CLOSE(estimate(&e, g, relu),
+               by_hand(HET_CPU_ROW_ELEMENTWISE, 1000, 8000, 100e9));
+  e.bf16 = false;
   e.winograd = false; /* cpu.conv_algo=direct */
   ASSERT_CLOSE(estimate(&e, g, wino),
                by_hand(HET_CPU_ROW_CONV_NCHW, wf, wb, 100e9));

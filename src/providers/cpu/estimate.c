@@ -42,6 +42,20 @@ static const het_cpu_row_cost het_cpu_row_costs[HET_CPU_ROWS] = {
 };
 
 const double het_cpu_winograd_gain = 1.48;
+const double het_cpu_bf16_gain = 1.7;
+
+bool het_cpu_bf16_node(const het_graph *g, int node) {
+  static const char *const ops[] = {"Conv", "FusedConv", "MatMul",
+                                    "FusedMatMul"};
+  const het_node *n = &g->nodes[node];
+  if (n->n_outputs < 1 || n->outputs[0] < 0 ||
+      g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32)
+    return false;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (strcmp(n->op_type, ops[i]) == 0)
+      return true;
+  return false;
+}
 
 const het_cpu_row_cost *het_cpu_row_cost_get(het_cpu_row row) {
   return row >= 0 && row < HET_CPU_ROWS ? &het_cpu_row_costs[row] : NULL;
@@ -243,7 +257,8 @@ static double het_cpu_col_bytes(const het_graph *g, const het_node *n,
 }
 
 /* The work of node as the CPU kernels of its row do it: the core's, with
- * a Winograd convolution's FLOPs divided by its gain, a ConvTranspose's
+ * a bfloat16 product's (cpu.precision=bf16) or else a Winograd
+ * convolution's FLOPs divided by its gain, a ConvTranspose's
  * bytes those of its column buffer, and a 16-bit float elementwise op's
  * bytes five times its own: it is computed through float32 copies of its
  * operands (kernels/elementwise.c), 2 + 4 + 4 bytes an element for each
@@ -254,7 +269,9 @@ static void het_cpu_work(const het_cpu_estimator *e, const het_graph *g,
                          double *bytes) {
   const het_node *n = &g->nodes[node];
   het_roofline_work(g, node, flops, bytes);
-  if (het_cpu_winograd(e, g, n))
+  if (e->bf16 && het_cpu_bf16_node(g, node))
+    *flops /= het_cpu_bf16_gain;
+  else if (het_cpu_winograd(e, g, n))
     *flops /= het_cpu_winograd_gain;
   het_dtype t = het_roofline_dtype(g, n);
   if (row == HET_CPU_ROW_CONV_TRANSPOSE)

@@ -55,6 +55,12 @@ const het_cpu_row_cost *het_cpu_row_cost_get(het_cpu_row row);
  * winograd): their FLOPs count divided by this. */
 extern const double het_cpu_winograd_gain;
 
+/* Under cpu.precision=bf16 the nodes het_cpu_bf16_node names (float32
+ * Conv, FusedConv, MatMul, FusedMatMul: oneDNN's bfloat16 kernels) run no
+ * Winograd and their FLOPs count divided by this. */
+extern const double het_cpu_bf16_gain;
+bool het_cpu_bf16_node(const het_graph *g, int node);
+
 /* Which Conv nodes of one graph the layout pass would store channels-last
  * (computed from the graph's own shapes when the provider claims its
  * nodes, before the cost model swaps in shapes to plan for). */
@@ -77,6 +83,7 @@ typedef struct het_cpu_estimator {
   bool roofline;        /* cpu.estimate=roofline: the plain core roofline */
   bool nchw_only;       /* cpu.layout=nchw */
   bool winograd;        /* cpu.conv_algo is not direct */
+  bool bf16;            /* cpu.precision=bf16 */
   pthread_mutex_t mu;
   int n_memos;
   het_cpu_layout_memo *memos;

@@ -135,6 +135,7 @@ static het_status het_cpu_create(const het_provider_config *config,
     st = het_cpu_option(s, config->option_keys[i], config->option_values[i]);
   s->est.nchw_only = s->nchw_only;
   s->est.winograd = s->conv_algo != HET_CONV_ALGO_DIRECT;
+  s->est.bf16 = s->bf16;
   if (st == HET_OK)
     st = het_threadpool_create(s->threads, &s->pool);
   if (st == HET_OK)
@@ -226,16 +227,8 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
 static het_dtype het_cpu_compute_type(void *state, const het_graph *graph,
                                       int node) {
   const het_cpu_state *s = state;
-  const het_node *n = &graph->nodes[node];
-  static const char *const bf16_ops[] = {"Conv", "FusedConv", "MatMul",
-                                         "FusedMatMul"};
-  if (!s->bf16 || n->n_outputs < 1 || n->outputs[0] < 0 ||
-      graph->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32)
-    return HET_DTYPE_UNDEFINED;
-  for (size_t i = 0; i < sizeof bf16_ops / sizeof *bf16_ops; i++)
-    if (strcmp(n->op_type, bf16_ops[i]) == 0)
-      return HET_DTYPE_BFLOAT16;
-  return HET_DTYPE_UNDEFINED;
+  return s->bf16 && het_cpu_bf16_node(graph, node) ? HET_DTYPE_BFLOAT16
+                                                   : HET_DTYPE_UNDEFINED;
 }
 
 static het_status het_cpu_estimate_cost(void *state, const het_graph *graph,
