@@ -633,8 +633,9 @@ static void assert_bf16_close(const het_tensor *b, const het_tensor *a,
 }
 
 /* cpu.precision=bf16 (on a CPU with AVX-512 BF16): conv1 runs oneDNN's
- * bfloat16 kernel; the reports say bf16; a residual block (Convs, FusedConvs), a MatMul and an
- * encoder layer (hetrt.FusedMatMuls) give
+ * bfloat16 kernel; the reports say bf16; a residual block (Convs,
+ * FusedConvs), a MatMul, an encoder layer (hetrt.FusedMatMuls) and a small
+ * ResNet with a Gemm head give
  * outputs within bfloat16's rounding of float32 ones, and not the same
  * bytes (bfloat16 did run).  Without AVX-512 BF16 the option is refused. */
 START_TEST(test_bf16_precision) {
@@ -661,8 +662,9 @@ START_TEST(test_bf16_precision) {
   het_graph_destroy(g);
   static const char *const models[] = {
       MODEL, HETRT_TEST_DATA "/quant/matmul.onnx",
-      HETRT_TEST_DATA "/nlp/encoder/model.onnx"}; /* FusedMatMuls */
-  for (int m = 0; m < 3; m++) {
+      HETRT_TEST_DATA "/nlp/encoder/model.onnx", /* FusedMatMuls */
+      HETRT_TEST_DATA "/emu/resnet_small.onnx"}; /* a Gemm head */
+  for (int m = 0; m < 4; m++) {
     het_tensor *a = precision_run(env, models[m], "fp32");
     het_tensor *b = precision_run(env, models[m], "bf16");
     assert_bf16_close(b, a, models[m]);

@@ -2,7 +2,8 @@
  * constant B: builds a one-node graph by hand, prepares the node's oneDNN
  * state (when built with oneDNN; asserting that the fast path really runs)
  * and compares Y with a naive double-precision reference (transA/transB,
- * C as row / scalar / column / full matrix / constant or not, alpha, beta).
+ * C as row / scalar / column / full matrix / constant or not, alpha, beta),
+ * and under cpu.precision=bf16 within bfloat16's rounding of it.
  */
 #include <check.h>
 #include <math.h>
@@ -198,6 +199,52 @@ START_TEST(test_gemm_case) { run_case(&cases[_i]); }
 END_TEST
 
 #ifdef HETRT_HAVE_DNNL
+/* cpu.precision=bf16 (on a CPU with AVX-512 BF16): every case within
+ * bfloat16's rounding of the reference (each product's operands carry 8
+ * significant bits: |error| <= 2^-7 |alpha| sum |a b| + float32's), and the
+ * larger ones not float32's bytes (bfloat16 did run). */
+START_TEST(test_gemm_bf16_case) {
+  if (!__builtin_cpu_supports("avx512bf16"))
+    return;
+  const gcase *gc = &cases[_i];
+  unsigned seed = 1234u + (unsigned)(gc->m * 7 + gc->k * 3 + gc->n);
+  float *a = rand_buf(gc->m * gc->k, &seed), *b = rand_buf(gc->k * gc->n, &seed);
+  float *c = rand_buf(gc->m * gc->n, &seed), *y = rand_buf(gc->m * gc->n, &seed);
+  fixture f;
+  fixture_init(&f, gc, a, b, c, y);
+  het_tensor *ins[3], *outs[1];
+  het_kernel_ctx ctx;
+  void *state = NULL;
+  het_kernel_prep prep = {.bf16 = true};
+  ck_assert_int_eq(het_gemm_dnnl_prepare_with(&f.g, &f.node, &prep, &state),
+                   HET_OK);
+  ck_assert_ptr_nonnull(state);
+  ctx_init(&ctx, &f, ins, outs, state);
+  ck_assert_int_eq(het_lk_gemm_run(&ctx), HET_OK);
+  int exact = 0;
+  for (int64_t i = 0; i < gc->m; i++)
+    for (int64_t j = 0; j < gc->n; j++) {
+      double mag = 0;
+      for (int64_t p = 0; p < gc->k; p++)
+        mag += fabs((double)a[gc->ta ? p * gc->m + i : i * gc->k + p] *
+                    (double)b[gc->tb ? j * gc->k + p : p * gc->n + j]);
+      double r = ref_at(gc, a, b, c, i, j), v = y[i * gc->n + j];
+      ck_assert_msg(fabs(v - r) <= fabs(gc->alpha) * mag / 128 +
+                                       1e-4 * (fabs(r) + 1.0),
+                    "Y[%lld,%lld] = %g, reference %g", (long long)i,
+                    (long long)j, v, r);
+      exact += fabs(v - r) <= 1e-6 * (fabs(r) + 1.0);
+    }
+  if (gc->m * gc->n * gc->k >= 4096)
+    ck_assert_int_lt(exact, gc->m * gc->n);
+  het_gemm_dnnl_destroy(state);
+  free(a);
+  free(b);
+  free(c);
+  free(y);
+}
+END_TEST
+
 typedef struct thread_arg {
   void *state;
   int64_t m;
@@ -267,6 +314,8 @@ static Suite *gemm_suite(void) {
   tcase_add_loop_test(tc, test_gemm_case, 0,
                       (int)(sizeof cases / sizeof *cases));
 #ifdef HETRT_HAVE_DNNL
+  tcase_add_loop_test(tc, test_gemm_bf16_case, 0,
+                      (int)(sizeof cases / sizeof *cases));
   tcase_add_test(tc, test_gemm_threads);
 #endif
   suite_add_tcase(s, tc);

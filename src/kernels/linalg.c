@@ -204,6 +204,7 @@ const het_kernel het_kernels_linalg[] = {
     {.op_type = "Gemm",
      .domain = "",
      .prepare = HET_GEMM_DNNL_PREPARE,
+     .prepare_with = HET_GEMM_DNNL_PREPARE_WITH,
      .run = het_lk_gemm_run,
      .destroy_state = HET_GEMM_DNNL_DESTROY,
      .state_weights = HET_GEMM_DNNL_WEIGHTS},

@@ -3,7 +3,9 @@
  * into B when it is reordered (once per cache entry, into the layout the
  * primitive prefers), a constant 1-D C row becomes beta * C as the bias,
  * any other C is broadcast into Y and added by a sum post-op scaled by
- * beta.  Entries are keyed by A's shape, built under the state's mutex and
+ * beta.  Under cpu.precision=bf16 (het_kernel_prep.bf16) A and B are
+ * bfloat16 (B converted once, A per call by a reorder into the thread's
+ * staging), the sums and Y float32.  Entries are keyed by A's shape, built under the state's mutex and
  * read-only once published; scratchpads are per call, streams per thread.
  */
 #include <pthread.h>
@@ -25,12 +27,15 @@ typedef struct gemm_entry {
   int64_t a0, a1; /* key: A's dims */
   bool ok;        /* false: oneDNN refused, fall back */
   het_dnnl_prim p; /* p.w: alpha * B in the primitive's layout */
+  dnnl_memory_desc_t src_user; /* A as given (bf16: float32, maybe strided) */
+  dnnl_primitive_t src_r;      /* bf16: A into p.src_md; else NULL */
   bool w_borrowed; /* p.w belongs to an earlier entry with the same layout */
 } gemm_entry;
 
 typedef struct gemm_state {
   pthread_mutex_t mu;
   bool ta, tb;
+  bool bf16; /* cpu.precision=bf16 */
   float alpha, beta;
   int64_t k, n;
   c_mode cmode;
@@ -39,15 +44,21 @@ typedef struct gemm_state {
   gemm_entry entries[GEMM_CACHE];
 } gemm_state;
 
-static bool md2(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, bool trans,
-                bool any) {
+/* A [d0, d1] descriptor of type t: the transpose of a row-major [d1, d0]
+ * when trans, else row-major or (any) the primitive's choice. */
+static bool md2t(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, bool trans,
+                 bool any, dnnl_data_type_t t) {
   dnnl_dims_t d = {d0, d1}, st = {1, d0};
   if (trans)
-    return dnnl_memory_desc_init_by_strides(md, 2, d, dnnl_f32, st) ==
-           dnnl_success;
-  return dnnl_memory_desc_init_by_tag(md, 2, d, dnnl_f32,
+    return dnnl_memory_desc_init_by_strides(md, 2, d, t, st) == dnnl_success;
+  return dnnl_memory_desc_init_by_tag(md, 2, d, t,
                                       any ? dnnl_format_tag_any : dnnl_ab) ==
          dnnl_success;
+}
+
+static bool md2(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, bool trans,
+                bool any) {
+  return md2t(md, d0, d1, trans, any, dnnl_f32);
 }
 
 /* Reorders user B (alpha applied) into e->p.w_md; reuses an earlier
@@ -100,13 +111,16 @@ static bool entry_create(gemm_state *s, gemm_entry *e, const float *b) {
   int64_t m = s->ta ? e->a1 : e->a0, k = s->ta ? e->a0 : e->a1;
   if (m <= 0 || k != s->k)
     return false;
+  dnnl_data_type_t in = s->bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_memory_desc_t src, dst, wany, bmd;
   dnnl_matmul_desc_t md;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = entry_attr(s);
-  bool ok = attr && md2(&src, m, k, s->ta, false) &&
+  /* bf16: A reordered into a dense bfloat16 copy, so no strides */
+  bool ok = attr && md2(&e->src_user, m, k, s->ta, false) &&
+            md2t(&src, m, k, s->ta && !s->bf16, false, in) &&
             md2(&dst, m, s->n, false, false) &&
-            md2(&wany, s->k, s->n, false, true) &&
+            md2t(&wany, s->k, s->n, false, true, in) &&
             md2(&bmd, 1, s->n, false, false) &&
             dnnl_matmul_desc_init(&md, &src, &wany,
                                   s->cmode == C_BIAS ? &bmd : NULL,
@@ -116,11 +130,15 @@ static bool entry_create(gemm_state *s, gemm_entry *e, const float *b) {
   dnnl_primitive_attr_destroy(attr);
   if (!ok)
     return false;
-  return het_dnnl_prim_init(&e->p, pd) && reorder_weights(s, e, b);
+  return het_dnnl_prim_init(&e->p, pd) && reorder_weights(s, e, b) &&
+         (!s->bf16 ||
+          het_dnnl_reorder_create(&e->src_user, &e->p.src_md, &e->src_r));
 }
 
 static void entry_clear(gemm_entry *e) {
   dnnl_primitive_destroy(e->p.prim);
+  dnnl_primitive_destroy(e->src_r);
+  e->src_r = NULL;
   if (!e->w_borrowed)
     free(e->p.w);
   e->p.prim = NULL;
@@ -189,6 +207,13 @@ static het_status c_mode_init(gemm_state *s, const het_value *c) {
 
 het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
                                  void **state) {
+  return het_gemm_dnnl_prepare_with(graph, node, NULL, state);
+}
+
+het_status het_gemm_dnnl_prepare_with(const het_graph *graph,
+                                      const het_node *node,
+                                      const het_kernel_prep *prep,
+                                      void **state) {
   *state = NULL;
   const het_value *a = node_value(graph, node, 0);
   const het_value *b = node_value(graph, node, 1);
@@ -201,6 +226,7 @@ het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
   gemm_state *s = calloc(1, sizeof *s);
   if (!s)
     return het_error(HET_ERR_OUT_OF_MEMORY, "oneDNN Gemm: out of memory");
+  s->bf16 = prep && prep->bf16;
   s->ta = het_node_attr_int(node, "transA", 0) != 0;
   s->tb = het_node_attr_int(node, "transB", 0) != 0;
   s->alpha = het_node_attr_float(node, "alpha", 1.0f);
@@ -290,8 +316,16 @@ het_status het_gemm_dnnl_run(het_kernel_ctx *ctx, bool *done) {
     return HET_OK;
   if (s->cmode == C_SUM && !fill_c(c, y->data, y->dims[0], y->dims[1]))
     return HET_OK;
-  if (!het_dnnl_prim_execute(&e->p, a->data,
-                             s->cmode == C_BIAS ? s->bias : NULL, y->data))
+  void *as = e->src_r
+                 ? het_dnnl_stage(0, dnnl_memory_desc_get_size(&e->p.src_md))
+                 : a->data;
+  if (!as)
+    return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY,
+                       "oneDNN Gemm: out of memory staging A");
+  if ((e->src_r && !het_dnnl_reorder_run(e->src_r, &e->src_user, a->data,
+                                         &e->p.src_md, as)) ||
+      !het_dnnl_prim_execute(&e->p, as, s->cmode == C_BIAS ? s->bias : NULL,
+                             y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN matmul failed");
   *done = true;
   return HET_OK;

@@ -15,6 +15,12 @@
  * oneDNN can run (the kernel then uses OpenBLAS). */
 het_status het_gemm_dnnl_prepare(const het_graph *graph, const het_node *node,
                                  void **state);
+/* The same with the compiling provider's choices (prep->bf16: bfloat16 A
+ * and B, float32 sums and Y). */
+het_status het_gemm_dnnl_prepare_with(const het_graph *graph,
+                                      const het_node *node,
+                                      const het_kernel_prep *prep,
+                                      void **state);
 void het_gemm_dnnl_destroy(void *state);
 /* Its prepared weights, for a plan (kernel.h state_weights). */
 void het_gemm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
@@ -23,10 +29,12 @@ void het_gemm_dnnl_weights(const void *state, het_kernel_weight_fn fn,
  * are not handled and the caller must fall back. */
 het_status het_gemm_dnnl_run(het_kernel_ctx *ctx, bool *done);
 #define HET_GEMM_DNNL_PREPARE het_gemm_dnnl_prepare
+#define HET_GEMM_DNNL_PREPARE_WITH het_gemm_dnnl_prepare_with
 #define HET_GEMM_DNNL_DESTROY het_gemm_dnnl_destroy
 #define HET_GEMM_DNNL_WEIGHTS het_gemm_dnnl_weights
 #else
 #define HET_GEMM_DNNL_PREPARE NULL
+#define HET_GEMM_DNNL_PREPARE_WITH NULL
 #define HET_GEMM_DNNL_DESTROY NULL
 #define HET_GEMM_DNNL_WEIGHTS NULL
 #endif

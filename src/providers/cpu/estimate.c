@@ -46,7 +46,7 @@ const double het_cpu_bf16_gain = 1.7;
 
 bool het_cpu_bf16_node(const het_graph *g, int node) {
   static const char *const ops[] = {"Conv", "FusedConv", "MatMul",
-                                    "FusedMatMul"};
+                                    "FusedMatMul", "Gemm"};
   const het_node *n = &g->nodes[node];
   if (n->n_outputs < 1 || n->outputs[0] < 0 ||
       g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32)

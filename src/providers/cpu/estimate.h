@@ -56,8 +56,8 @@ const het_cpu_row_cost *het_cpu_row_cost_get(het_cpu_row row);
 extern const double het_cpu_winograd_gain;
 
 /* Under cpu.precision=bf16 the nodes het_cpu_bf16_node names (float32
- * Conv, FusedConv, MatMul, FusedMatMul: oneDNN's bfloat16 kernels) run no
- * Winograd and their FLOPs count divided by this. */
+ * Conv, FusedConv, MatMul, FusedMatMul, Gemm: oneDNN's bfloat16 kernels)
+ * run no Winograd and their FLOPs count divided by this. */
 extern const double het_cpu_bf16_gain;
 bool het_cpu_bf16_node(const het_graph *g, int node);
 
