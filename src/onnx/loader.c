@@ -1,6 +1,6 @@
-/* loader.c — ONNX model loading: a nesting-depth pre-scan of the
- * protobuf wire format (bounds protobuf-c's recursion), ModelProto
- * decoding, model-level fields (opsets, metadata) and validation of the
+/* loader.c — ONNX model loading: the file mapped read-only, a
+ * nesting-depth pre-scan of the protobuf wire format (bounds protobuf-c's
+ * recursion), ModelProto decoding (weights adopted, not copied), model-level fields (opsets, metadata) and validation of the
  * graph and every subgraph against its enclosing scopes.
  */
 #include "onnx/loader.h"
@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -177,21 +179,31 @@ static het_status het_onnx_validate_tree(het_graph *g, het_graph **chain,
 }
 
 /* Decodes data and builds the validated graph.  base_dir may be NULL.
- * owned, when non-NULL, is data's malloc'd buffer: it is freed as soon as
- * it is decoded, so a large model is not held twice during conversion. */
+ * mapped, when non-zero, is the length of data's read-only mapping of the
+ * model file: it is unmapped as soon as it is decoded, so a large model is
+ * not held twice during conversion.  The message is unpacked with
+ * het_onnx_pb_allocator and its large raw_data buffers become the
+ * initializers' own (no second copy of the weights). */
 static het_status het_onnx_model_load(const void *data, size_t size,
-                                      const het_onnx_ctx *base,
-                                      uint8_t *owned, het_graph **out) {
+                                      const het_onnx_ctx *base, size_t mapped,
+                                      het_graph **out) {
   const char *what = base->what;
   static const uint8_t empty[1];
   const uint8_t *bytes = size ? data : empty;
   het_status st = het_onnx_wire_scan(&onnx__model_proto__descriptor, bytes,
                                      size, 0, what);
+  het_onnx_pb_oom_take();
   Onnx__ModelProto *mp =
-      st == HET_OK ? onnx__model_proto__unpack(NULL, size, bytes) : NULL;
-  free(owned);
+      st == HET_OK ? onnx__model_proto__unpack(&het_onnx_pb_allocator, size,
+                                               bytes)
+                   : NULL;
+  if (mapped)
+    munmap((void *)(uintptr_t)data, mapped);
   if (st != HET_OK)
     return st;
+  if (!mp && het_onnx_pb_oom_take())
+    return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory decoding the "
+                                            "model", what);
   if (!mp)
     return het_error(HET_ERR_INVALID_MODEL,
                      "%s: not a valid ONNX model (protobuf decoding failed)",
@@ -208,6 +220,7 @@ static het_status het_onnx_model_load(const void *data, size_t size,
     goto fail;
   het_onnx_ctx ctx = *base;
   ctx.root = g;
+  ctx.adopt = true;
   st = het_onnx_graph_convert(&ctx, mp->graph, g, 0);
   if (st == HET_OK) {
     het_graph *chain[HET_ONNX_MAX_GRAPH_DEPTH + 1];
@@ -215,11 +228,12 @@ static het_status het_onnx_model_load(const void *data, size_t size,
   }
   if (st != HET_OK)
     goto fail;
-  onnx__model_proto__free_unpacked(mp, NULL);
+  onnx__model_proto__free_unpacked(mp, &het_onnx_pb_allocator);
   *out = g;
   return HET_OK;
 fail:
-  onnx__model_proto__free_unpacked(mp, NULL);
+  if (mp)
+    onnx__model_proto__free_unpacked(mp, &het_onnx_pb_allocator);
   het_graph_destroy(g);
   return het_error_wrap(st, "%s", what);
 }
@@ -231,7 +245,7 @@ het_status het_onnx_load_memory(const void *data, size_t size,
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "het_onnx_load_memory: NULL argument");
   het_onnx_ctx ctx = {.what = what ? what : "<memory>", .base_dir = base_dir};
-  return het_onnx_model_load(data, size, &ctx, NULL, out);
+  return het_onnx_model_load(data, size, &ctx, 0, out);
 }
 
 het_status het_onnx_load_plan_graph(const void *data, size_t size,
@@ -244,16 +258,50 @@ het_status het_onnx_load_plan_graph(const void *data, size_t size,
                       .weights = weights,
                       .weights_size = weights_size,
                       .has_weights = true};
-  return het_onnx_model_load(data, size, &ctx, NULL, out);
+  return het_onnx_model_load(data, size, &ctx, 0, out);
+}
+
+/* The model file at path mapped read-only (*map, *size; *map NULL for an
+ * empty file), refusing files over HET_ONNX_MAX_MODEL_BYTES.  Mapping
+ * instead of reading saves a copy of every weight and the zeroing of as
+ * many fresh pages; the pages are populated at once (one trap, not one a
+ * page). */
+static het_status het_onnx_map_file(const char *path, void **map,
+                                    size_t *size) {
+  int fd;
+  uint64_t fsize;
+  HET_TRY(het_open_regular(path, path, &fd, &fsize));
+  het_status st = HET_OK;
+  *map = NULL;
+  *size = 0;
+  if (fsize > (uint64_t)HET_ONNX_MAX_MODEL_BYTES)
+    st = het_error(HET_ERR_IO,
+                   "%s: file is %llu bytes, more than the %zu accepted", path,
+                   (unsigned long long)fsize,
+                   (size_t)HET_ONNX_MAX_MODEL_BYTES);
+  if (st == HET_OK && fsize) {
+    void *p = mmap(NULL, (size_t)fsize, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+                   fd, 0);
+    if (p == MAP_FAILED)
+      st = het_error(errno == ENOMEM ? HET_ERR_OUT_OF_MEMORY : HET_ERR_IO,
+                     "%s: cannot map %llu bytes: %s", path,
+                     (unsigned long long)fsize, strerror(errno));
+    else {
+      *map = p;
+      *size = (size_t)fsize;
+    }
+  }
+  close(fd);
+  return st;
 }
 
 het_status het_onnx_load_file(const char *path, het_graph **out) {
   if (!path || !out)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "het_onnx_load_file: NULL argument");
-  uint8_t *data;
+  void *data;
   size_t size;
-  HET_TRY(het_read_file(path, HET_ONNX_MAX_MODEL_BYTES, &data, &size));
+  HET_TRY(het_onnx_map_file(path, &data, &size));
   const char *slash = strrchr(path, '/');
   char *dir;
   if (!slash)
@@ -263,11 +311,12 @@ het_status het_onnx_load_file(const char *path, het_graph **out) {
   else
     dir = strndup(path, (size_t)(slash - path));
   if (!dir) {
-    free(data);
+    if (size)
+      munmap(data, size);
     return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
   }
   het_onnx_ctx ctx = {.what = path, .base_dir = dir};
-  het_status st = het_onnx_model_load(data, size, &ctx, data, out);
+  het_status st = het_onnx_model_load(data, size, &ctx, size, out);
   free(dir);
   return st;
 }

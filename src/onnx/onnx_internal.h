@@ -29,7 +29,21 @@ typedef struct het_onnx_ctx {
   bool has_weights;      /* a plan's graph: external data is read from */
   const uint8_t *weights; /* ... these bytes (and never from files) */
   size_t weights_size;
+  bool adopt; /* the TensorProtos belong to a message unpacked with
+                 het_onnx_pb_allocator and freed after the conversion:
+                 a tensor takes a large raw_data buffer instead of
+                 copying it (the message's field is emptied) */
 } het_onnx_ctx;
+
+/* Allocator for unpacking ONNX messages (and freeing them): blocks of
+ * HET_ONNX_ADOPT_BYTES or more are 64-byte aligned, so a tensor can take
+ * a raw_data buffer as its own (het_tensor_reset frees it with free). */
+#define HET_ONNX_ADOPT_BYTES 4096
+extern ProtobufCAllocator het_onnx_pb_allocator;
+/* Whether an allocation of het_onnx_pb_allocator failed on this thread
+ * since the last call (an unpack that returns NULL then ran out of
+ * memory; it did not meet a malformed message). */
+bool het_onnx_pb_oom_take(void);
 
 /* Converts TensorProto tp into a new owned tensor.  label names it in
  * messages when tp has no name.  External data is read relative to

@@ -435,6 +435,51 @@ static het_status het_onnx_plan_weight(const het_onnx_ctx *ctx,
   return HET_OK;
 }
 
+static _Thread_local bool het_onnx_pb_oom;
+
+static void *het_onnx_pb_alloc(void *data, size_t size) {
+  (void)data;
+  void *p = size < HET_ONNX_ADOPT_BYTES
+                ? malloc(size ? size : 1)
+                : aligned_alloc(64, (size + 63) & ~(size_t)63);
+  het_onnx_pb_oom |= !p;
+  return p;
+}
+
+bool het_onnx_pb_oom_take(void) {
+  bool was = het_onnx_pb_oom;
+  het_onnx_pb_oom = false;
+  return was;
+}
+
+static void het_onnx_pb_free(void *data, void *p) {
+  (void)data;
+  free(p);
+}
+
+ProtobufCAllocator het_onnx_pb_allocator = {
+    .alloc = het_onnx_pb_alloc, .free = het_onnx_pb_free, .allocator_data = NULL};
+
+/* The tensor of dims over raw_data's buffer, taken from tp (ctx->adopt:
+ * its message is ours and freed after the conversion), or NULL (st OK)
+ * when the buffer is small or unaligned and must be copied. */
+static het_status het_onnx_adopt_raw(const het_onnx_ctx *ctx,
+                                     const Onnx__TensorProto *tp, het_dtype dt,
+                                     size_t nbytes, het_tensor **out) {
+  *out = NULL;
+  if (!ctx->adopt || nbytes < HET_ONNX_ADOPT_BYTES ||
+      tp->raw_data.len != nbytes || (uintptr_t)tp->raw_data.data % 64)
+    return HET_OK;
+  HET_TRY(het_tensor_create_over(dt, tp->dims, (int)tp->n_dims,
+                                 tp->raw_data.data, nbytes, out));
+  (*out)->owned = true;
+  /* not const: the message was unpacked by this load, which owns it */
+  Onnx__TensorProto *mine = (Onnx__TensorProto *)tp;
+  mine->raw_data.data = NULL;
+  mine->raw_data.len = 0;
+  return HET_OK;
+}
+
 het_status het_onnx_tensor_from_proto(const het_onnx_ctx *ctx,
                                       const Onnx__TensorProto *tp,
                                       const char *label, het_tensor **out) {
@@ -463,12 +508,17 @@ het_status het_onnx_tensor_from_proto(const het_onnx_ctx *ctx,
     HET_TRY(het_onnx_inline_source(tp, name, dt, count, nbytes, &src));
   }
   het_tensor *t = NULL;
-  het_status st = het_tensor_create_empty(dt, tp->dims, (int)tp->n_dims, &t);
+  het_status st = src == HET_SRC_RAW
+                      ? het_onnx_adopt_raw(ctx, tp, dt, nbytes, &t)
+                      : HET_OK;
+  bool adopted = t != NULL;
+  if (st == HET_OK && !adopted)
+    st = het_tensor_create_empty(dt, tp->dims, (int)tp->n_dims, &t);
   if (st != HET_OK) {
     het_error_wrap(st, "tensor '%s'", name);
     goto done;
   }
-  if (src == HET_SRC_RAW && nbytes)
+  if (src == HET_SRC_RAW && nbytes && !adopted)
     memcpy(t->data, tp->raw_data.data, nbytes);
   else if (src == HET_SRC_TYPED)
     het_onnx_fill_typed(tp, t, count);
@@ -503,13 +553,18 @@ het_status het_onnx_tensor_decode(const void *data, size_t size,
                      "het_onnx_tensor_decode: data is NULL");
   if (!what)
     what = "tensor";
-  Onnx__TensorProto *tp =
-      onnx__tensor_proto__unpack(NULL, size, data ? data : empty);
+  het_onnx_pb_oom_take();
+  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(
+      &het_onnx_pb_allocator, size, data ? data : empty);
+  if (!tp && het_onnx_pb_oom_take())
+    return het_error(HET_ERR_OUT_OF_MEMORY, "%s: out of memory decoding",
+                     what);
   if (!tp)
     return het_error(HET_ERR_INVALID_MODEL,
                      "%s: not a valid TensorProto (protobuf decoding failed)",
                      what);
-  het_onnx_ctx ctx = {.what = what, .base_dir = NULL, .root = NULL};
+  het_onnx_ctx ctx = {.what = what, .base_dir = NULL, .root = NULL,
+                      .adopt = true};
   het_tensor *t = NULL;
   char *copy = NULL;
   het_status st = het_onnx_tensor_from_proto(&ctx, tp, "(unnamed)", &t);
@@ -528,7 +583,7 @@ het_status het_onnx_tensor_decode(const void *data, size_t size,
   }
   *out = t;
 done:
-  onnx__tensor_proto__free_unpacked(tp, NULL);
+  onnx__tensor_proto__free_unpacked(tp, &het_onnx_pb_allocator);
   return st;
 }
 
