@@ -104,8 +104,8 @@ PROFILE_BYTES = "provider: cpu\npeak_flops: %g\nmemory_bandwidth: %g\n" % (FREE,
 
 # The rows of estimate.c's table, in its order; BLAS rows' compute is
 # relative to OpenBLAS's one-thread rate, the others' to the kernels' GEMM.
-ROWS = ("gemm", "conv_nchw", "conv_transpose", "recurrent", "depthwise_nhwc",
-        "depthwise_nchw", "elementwise", "resize", "movement", "view")
+ROWS = ("gemm", "conv_nchw", "conv_transpose", "conv_transpose_tiles", "recurrent",
+        "depthwise_nhwc", "depthwise_nchw", "elementwise", "resize", "movement", "view")
 BLAS_ROWS = ("conv_transpose", "recurrent")
 # core/roofline.c's op lists, as far as the rows need them.
 PRODUCTS = ("Conv", "FusedConv", "ConvInteger", "QLinearConv", "ConvTranspose", "MatMul",
@@ -216,11 +216,29 @@ def least_disturbed_times(args, model, shapes, tmp, extra=()):
     return best_med, best
 
 
+def convt_tiles(node, w, out_type):
+    """estimate.c's het_cpu_convt_tiles: float32 2-D, one group, kernel ==
+    strides (at most 8 wide), no pads, dilation 1, no output padding or
+    output_shape."""
+    import onnx
+    at = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    auto = at.get("auto_pad", b"NOTSET")
+    k = list(at.get("kernel_shape", w[2:] if w else []))
+    st = list(at.get("strides", []))
+    return (out_type in (None, onnx.TensorProto.FLOAT) and bool(w) and len(w) == 4
+            and at.get("group", 1) == 1 and "output_shape" not in at
+            and auto in (b"NOTSET", "NOTSET") and len(st) == 2 and k == st and k[1] <= 8
+            and all(p == 0 for p in at.get("pads", []))
+            and all(d == 1 for d in at.get("dilations", []))
+            and all(p == 0 for p in at.get("output_padding", [])))
+
+
 def model_facts(model):
     """Facts of the ONNX file the table's rows need, by node name (the
     loader's "<op>_<index>" for an unnamed node; the optimizer keeps a
     node's name when it folds or fuses into it): Conv and ConvTranspose ->
-    (group, input channels); -> True where the first output is float16 or
+    (group, input channels, whether a ConvTranspose runs by tiles as
+    estimate.c's het_cpu_convt_tiles says); -> True where the first output is float16 or
     bfloat16; LSTM/GRU/RNN (If/Loop bodies too) -> (gates * hidden,
     input + hidden), from which the time steps follow."""
     import onnx
@@ -243,7 +261,8 @@ def model_facts(model):
             if n.op_type in ("Conv", "ConvTranspose"):
                 g = next((a.i for a in n.attribute if a.name == "group"), 1)
                 cin = None if not w else w[0] if n.op_type == "ConvTranspose" else w[1] * g
-                groups[name] = (g, cin)
+                groups[name] = (g, cin, n.op_type == "ConvTranspose" and
+                                convt_tiles(n, w, types.get(n.output[0])))
             if n.op_type in RECURRENT and w and len(w) == 3:
                 r = shapes.get(n.input[2])
                 recurrent[name] = (w[1], w[2] + (r[2] if r else 0))
@@ -259,12 +278,13 @@ def node_row(node, flops, groups, nhwc):
     """The row of estimate.c's table a node's estimate uses."""
     op = node["op_type"]
     if op in ("Conv", "FusedConv"):
-        g, cin = groups.get(re.sub(r"_part\d+$", "", node["name"]), (1, None))
+        g, cin, _ = groups.get(re.sub(r"_part\d+$", "", node["name"]), (1, None, False))
         if g > 1 and cin and g == cin:
             return "depthwise_nhwc" if nhwc else "depthwise_nchw"
         return "gemm" if nhwc else "conv_nchw"
     if op == "ConvTranspose":
-        return "conv_transpose"
+        tiles = groups.get(node["name"], (1, None, False))[2]
+        return "conv_transpose_tiles" if tiles else "conv_transpose"
     if op in RECURRENT:
         return "recurrent"
     if op in PRODUCTS:
@@ -303,7 +323,7 @@ def derive(args, cases, path):
                 nhwc = abs(nc["est_seconds"] - nn["est_seconds"]) > 1e-12
                 row = node_row(nf, flops, groups, nhwc)
                 if row == "conv_transpose":  # its column buffer, as estimate.c
-                    g, cin = groups.get(nf["name"], (1, None))
+                    g, cin, _ = groups.get(nf["name"], (1, None, False))
                     nbytes = 4 * flops / (cin // g) if cin else nbytes
                 if row == "elementwise" and half.get(nf["name"]):
                     nbytes *= 5  # computed through float32 copies, as estimate.c

@@ -23,17 +23,24 @@
 
 /* ---- graph building ---- */
 
+/* Adds attribute name (ints v, n of them; n == 0: the int v[0]) to the
+ * node's. */
 static void set_ints(het_graph *g, int node, const char *name, const int64_t *v,
                      size_t n) {
-  het_attr *a = het_arena_calloc(&g->arena, 1, sizeof *a);
+  het_node *nd = &g->nodes[node];
+  het_attr *all = het_arena_calloc(&g->arena, (size_t)nd->n_attrs + 1,
+                                   sizeof *all);
+  if (nd->n_attrs)
+    memcpy(all, nd->attrs, (size_t)nd->n_attrs * sizeof *all);
+  het_attr *a = &all[nd->n_attrs];
   a->name = name;
   a->type = n ? HET_ATTR_INTS : HET_ATTR_INT;
   a->i = v[0];
   a->ints = het_arena_calloc(&g->arena, n + 1, sizeof(int64_t));
   memcpy(a->ints, v, n * sizeof(int64_t));
   a->n = n;
-  g->nodes[node].attrs = a;
-  g->nodes[node].n_attrs = 1;
+  nd->attrs = all;
+  nd->n_attrs++;
 }
 
 /* A float32 initializer of dims (zeros). */
@@ -278,6 +285,17 @@ START_TEST(test_estimates_by_hand) {
   double tf = 2.0 * 16 * 64 * 4 * 4;
   ASSERT_CLOSE(estimate(&e, g, convt),
                by_hand(HET_CPU_ROW_CONV_TRANSPOSE, tf, 2 * 4 * tf / 32, 50e9));
+  /* the same with strides 2x2 (= the kernel): the tiled kernel's row and
+   * the node's own bytes; with pads it is the GEMM + col2im row again */
+  const int64_t s22[] = {2, 2}, p1[] = {1, 1, 1, 1};
+  int tiles = add_conv(g, "ConvTranspose", "u", 16, 4, 2, 1, 8);
+  set_ints(g, tiles, "strides", s22, 2);
+  ck_assert_int_eq(row_of(&e, g, tiles), HET_CPU_ROW_CONV_TRANSPOSE_TILES);
+  ASSERT_CLOSE(estimate(&e, g, tiles),
+               by_hand(HET_CPU_ROW_CONV_TRANSPOSE_TILES, tf,
+                       4.0 * (16 * 64 + 16 * 4 * 4 + 4 * 16 * 16), 100e9));
+  set_ints(g, tiles, "pads", p1, 4);
+  ck_assert_int_eq(row_of(&e, g, tiles), HET_CPU_ROW_CONV_TRANSPOSE);
   /* 4 threads on 2 cores: twice one thread's rate */
   e.threads = 4;
   ASSERT_CLOSE(estimate(&e, g, mm),

@@ -24,6 +24,10 @@ static const char *const core_cases[] = {
     "convtranspose_output_padding_bias",
     "convtranspose_group2_dilated",
     "convtranspose1d_pads",
+    "convtranspose_tiles_2x2_bias",  /* linalg_convt_tiles.c */
+    "convtranspose_tiles_3x2_init",
+    "convtranspose_tiles_1x1",
+    "convtranspose_tiles_4x4_bias",
     "matmul_batch_broadcast",
     "matmul_1d_left",
     "matmul_1d_right",

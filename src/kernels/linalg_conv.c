@@ -1,7 +1,8 @@
 /* linalg_conv.c — Conv and ConvTranspose (1-D/2-D/3-D, groups, dilations,
  * pads, auto_pad, bias) on the CPU by im2col/col2im + GEMM: OpenBLAS for
  * float32/float64 (direct depthwise, linalg_conv_dw.c, then oneDNN first
- * for float32 Conv when built), float16 and
+ * for float32 Conv when built; a float32 ConvTranspose whose stride is its
+ * kernel by tiles, linalg_convt_tiles.c), float16 and
  * bfloat16 through float32; an int32 instance serves ConvInteger and
  * QLinearConv (linalg_qlinear.c).
  */
@@ -10,6 +11,7 @@
 
 #include "core/dtype.h"
 #include "kernels/linalg_conv_dw.h"
+#include "kernels/linalg_convt_tiles.h"
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
 
@@ -131,6 +133,8 @@ static het_status conv_float(het_kernel_ctx *ctx, bool transposed) {
     memcpy(g.out, y->dims + 2, sizeof(int64_t) * (size_t)g.nsp);
   if (het_tensor_count(y) == 0)
     return HET_OK;
+  if (transposed && het_lk_convt_tiles_apply(&g, group, c, m, x, w, b, y))
+    return het_lk_convt_tiles_run(ctx, &g, c, m);
   het_dtype work = het_lk_work_type(x->dtype);
   size_t es = work == HET_DTYPE_FLOAT32 ? sizeof(float) : sizeof(double);
   int64_t ksz = het_conv_geom_count(g.kernel, g.nsp);
@@ -300,6 +304,8 @@ size_t het_lk_conv_scratch(const het_kernel_ctx *ctx) {
   int64_t cols = transposed
                      ? (m / group) * ksz * het_conv_geom_count(g.in, g.nsp)
                      : (c / group) * ksz * het_conv_geom_count(g.out, g.nsp);
+  if (transposed && c * (m / group) * ksz > cols) /* the tiled path's */
+    cols = c * (m / group) * ksz;
   size_t need = ((es * (size_t)cols + 63) & ~(size_t)63);
   if (ctx->n_inputs > 3 && ctx->inputs[3]) /* a residual saved in place */
     need += (ctx->inputs[3]->nbytes + 63) & ~(size_t)63;

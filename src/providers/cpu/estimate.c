@@ -32,6 +32,9 @@ static const het_cpu_row_cost het_cpu_row_costs[HET_CPU_ROWS] = {
     [HET_CPU_ROW_GEMM] = {"gemm", false, 1.1, 2.0, 0.87e-6},
     [HET_CPU_ROW_CONV_NCHW] = {"conv_nchw", false, 0.8, 10, 0.045e-6},
     [HET_CPU_ROW_CONV_TRANSPOSE] = {"conv_transpose", true, 0.62, 15, 0},
+    /* fitted apart, on the detector's 8 (2 shapes) */
+    [HET_CPU_ROW_CONV_TRANSPOSE_TILES] = {"conv_transpose_tiles", false, 5.5,
+                                          0, 0},
     [HET_CPU_ROW_RECURRENT] = {"recurrent", true, 2.2, 0, 0.41e-6},
     [HET_CPU_ROW_DEPTHWISE_NHWC] = {"depthwise_nhwc", false, 1.9, 0.8, 1.2e-6},
     [HET_CPU_ROW_DEPTHWISE_NCHW] = {"depthwise_nchw", false, 0, 8.3, 15e-6},
@@ -179,7 +182,8 @@ het_status het_cpu_estimate_row(het_cpu_estimator *e, const het_graph *g,
   switch (het_roofline_op_class(g, node)) {
   case HET_ROOFLINE_GEMM:
     if (strcmp(n->op_type, "ConvTranspose") == 0) {
-      *row = HET_CPU_ROW_CONV_TRANSPOSE;
+      *row = het_cpu_convt_tiles(g, node) ? HET_CPU_ROW_CONV_TRANSPOSE_TILES
+                                          : HET_CPU_ROW_CONV_TRANSPOSE;
       return HET_OK;
     }
     if (het_cpu_is_conv(n))
@@ -216,13 +220,36 @@ static int64_t het_cpu_dim(const het_graph *g, int v, int i) {
   return g->values[v].shape.dims[i].value;
 }
 
-/* Every entry of n's ints attribute name is 1 (or it is absent). */
-static bool het_cpu_attr_ones(const het_node *n, const char *name) {
+/* Every entry of n's ints attribute name is v (or it is absent). */
+static bool het_cpu_attr_all(const het_node *n, const char *name, int64_t v) {
   size_t k = 0;
-  const int64_t *v = het_node_attr_ints(n, name, &k);
-  for (size_t i = 0; v && i < k; i++)
-    if (v[i] != 1)
+  const int64_t *a = het_node_attr_ints(n, name, &k);
+  for (size_t i = 0; a && i < k; i++)
+    if (a[i] != v)
       return false;
+  return true;
+}
+
+bool het_cpu_convt_tiles(const het_graph *g, int node) {
+  const het_node *n = &g->nodes[node];
+  int w = het_node_input(n, 1);
+  size_t nk = 0, ns = 0;
+  const int64_t *k = het_node_attr_ints(n, "kernel_shape", &nk);
+  const int64_t *st = het_node_attr_ints(n, "strides", &ns);
+  const het_attr *pad = het_node_find_attr(n, "auto_pad");
+  if (strcmp(n->op_type, "ConvTranspose") != 0 || w < 0 ||
+      g->values[w].shape.rank != 4 || het_node_attr_int(n, "group", 1) != 1 ||
+      het_roofline_dtype(g, n) != HET_DTYPE_FLOAT32 ||
+      het_node_find_attr(n, "output_shape") || !st || ns != 2 ||
+      (pad && pad->type == HET_ATTR_STRING && strcmp(pad->s, "NOTSET")) ||
+      !het_cpu_attr_all(n, "pads", 0) || !het_cpu_attr_all(n, "dilations", 1) ||
+      !het_cpu_attr_all(n, "output_padding", 0))
+    return false;
+  for (int d = 0; d < 2; d++) {
+    int64_t kd = k && nk == 2 ? k[d] : het_cpu_dim(g, w, 2 + d);
+    if (kd != st[d] || (d == 1 && kd > 8)) /* the kernel's widest tile */
+      return false;
+  }
   return true;
 }
 
@@ -237,7 +264,8 @@ static bool het_cpu_winograd(const het_cpu_estimator *e, const het_graph *g,
   if (!e->winograd || !het_cpu_is_conv(n) || w < 0 ||
       het_node_attr_int(n, "group", 1) != 1 || g->values[w].shape.rank != 4 ||
       (t != HET_DTYPE_FLOAT32 && t != HET_DTYPE_FLOAT16) ||
-      !het_cpu_attr_ones(n, "strides") || !het_cpu_attr_ones(n, "dilations"))
+      !het_cpu_attr_all(n, "strides", 1) ||
+      !het_cpu_attr_all(n, "dilations", 1))
     return false;
   int64_t m = het_cpu_dim(g, w, 0), c = het_cpu_dim(g, w, 1);
   return het_cpu_dim(g, w, 2) == 3 && het_cpu_dim(g, w, 3) == 3 && c >= 32 &&

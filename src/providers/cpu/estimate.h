@@ -23,6 +23,9 @@ typedef enum het_cpu_row {
                                  NCHW: oneDNN reorders around them */
   HET_CPU_ROW_CONV_TRANSPOSE, /* a GEMM on OpenBLAS into a column buffer,
                                  then col2im: its bytes are the buffer's */
+  HET_CPU_ROW_CONV_TRANSPOSE_TILES, /* stride == kernel, no padding:
+                                       each input pixel's own output tile
+                                       (kernels/linalg_convt_tiles.c) */
   HET_CPU_ROW_RECURRENT,      /* LSTM, GRU, RNN: OpenBLAS, step by step;
                                  its overhead is per step and direction */
   HET_CPU_ROW_DEPTHWISE_NHWC, /* depthwise Conv, channels-last */
@@ -60,6 +63,10 @@ extern const double het_cpu_winograd_gain;
  * run no Winograd and their FLOPs count divided by this. */
 extern const double het_cpu_bf16_gain;
 bool het_cpu_bf16_node(const het_graph *g, int node);
+
+/* A float32 2-D ConvTranspose the tiled kernel runs: one group, kernel ==
+ * strides, no pads, dilation 1, no output padding or output_shape. */
+bool het_cpu_convt_tiles(const het_graph *g, int node);
 
 /* Which Conv nodes of one graph the layout pass would store channels-last
  * (computed from the graph's own shapes when the provider claims its

@@ -388,6 +388,32 @@ def conv_f16_cases():
            .astype(np.float16))], 13, inits=("b",))
 
 
+def convtranspose_tile_cases():
+    """ConvTranspose with stride == kernel, no pads (the tiled kernel,
+    linalg_convt_tiles.c): 2x2 with 64- and 16-column runs and a ragged
+    rest, a 3x2 tile over 200 columns (two blocks), 1x1 and 4x4 tiles
+    (one tile column at a time), batches and odd channel counts."""
+    specs = [  # name, x shape, w shape, stride, bias, w an initializer
+        ("convtranspose_tiles_2x2_bias", (2, 5, 3, 70), (5, 3, 2, 2),
+         [2, 2], True, False),
+        ("convtranspose_tiles_3x2_init", (1, 4, 2, 200), (4, 6, 3, 2),
+         [3, 2], True, True),
+        ("convtranspose_tiles_1x1", (1, 3, 4, 5), (3, 2, 1, 1), [1, 1],
+         False, False),
+        ("convtranspose_tiles_4x4_bias", (1, 2, 2, 3), (2, 2, 4, 4), [4, 4],
+         True, True),
+    ]
+    for name, xs, ws, stride, bias, init in specs:
+        x, w = rand(*xs), rand(*ws)
+        b = rand(ws[1]) if bias else None
+        y = F.conv_transpose2d(t(x), t(w), t(b) if bias else None,
+                               stride=stride).numpy()
+        inputs = [("x", x), ("w", w)] + ([("b", b)] if bias else [])
+        case(name, "ConvTranspose", inputs, [("y", y)], 13,
+             inits=("w", "b") if init else (), strides=stride,
+             kernel_shape=list(ws[2:]))
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -401,6 +427,7 @@ def main():
     conv_dw_cases()
     lstm_f32_cases()
     conv_f16_cases()
+    convtranspose_tile_cases()
 
 
 if __name__ == "__main__":
