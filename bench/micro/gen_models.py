@@ -6,7 +6,11 @@
   f16_cnn: Cast to fp16, four 3x3 64-channel fp16 Conv + Relu on 56x56,
     Cast back;
   f16_elementwise: fp16 Sigmoid, Mul, Add over [1,64,112,112];
-  f16_mlp: four fp16 1024x1024 MatMul + Relu on a [64,1024] input."""
+  f16_mlp: four fp16 1024x1024 MatMul + Relu on a [64,1024] input;
+and of 2026-12-05:
+  convt_16x16, convt_16x1: ConvTranspose 2x2 stride 2 with bias, 16 -> 16
+    channels on 160x160 and 16 -> 1 on 320x320 (the DBNet detector head's
+    up-sampling, tests/models/gen_detector.py)."""
 import os
 import sys
 
@@ -61,3 +65,10 @@ for i in range(4):
               helper.make_node("Relu", ["m%d" % i], ["h%d" % (i + 1)])]
 nodes.append(helper.make_node("Cast", ["h4"], ["y"], to=F))
 save("f16_mlp", nodes, [64, 1024], [64, 1024], inits)
+
+for name, cout, hw in (("convt_16x16", 16, 160), ("convt_16x1", 1, 320)):
+    inits = [numpy_helper.from_array(rng.standard_normal((16, cout, 2, 2)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(cout).astype(np.float32), "b")]
+    save(name, [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=[2, 2],
+                                 strides=[2, 2])],
+         [1, 16, hw, hw], [1, cout, 2 * hw, 2 * hw], inits)
