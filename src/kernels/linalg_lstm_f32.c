@@ -1,7 +1,8 @@
 /* linalg_lstm_f32.c — the float32 path of LSTM for the common form:
  * default activations (Sigmoid, Tanh, Tanh), no clip, no peepholes, no
  * input_forget, layout 0, every sequence the full length; any direction,
- * batch and optional initial state.  X·W for all steps is one sgemm; each
+ * batch and optional initial state.  X·W for all steps is one sgemm
+ * (oneDNN's where built: OpenBLAS's may be held to its AVX2 kernels); each
  * step adds h·R as broadcast FMAs over R transposed (4H lanes, so the
  * compiler vectorises it; AVX-512 clone) and applies the gates with the
  * branch-free float math of simd.h.  R transposed and the two biases
@@ -10,12 +11,12 @@
  * run's scratch (het_lk_lstm_scratch sizes it).  Other LSTMs take the float64
  * path of linalg_rnn.c.
  */
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "kernels/linalg_kern.h"
+#include "kernels/sgemm.h"
 #include "kernels/simd.h"
 
 typedef struct lstm_dims {
@@ -152,21 +153,35 @@ size_t het_lk_lstm_scratch(const het_kernel_ctx *ctx) {
                                 : 0;
 }
 
+/* 16 floats as one value (GCC vector extension): a zmm register in the
+ * AVX-512 clone. */
+typedef float lstm_v16 __attribute__((vector_size(64)));
+
 /* One step for one batch row: g (4H, starting as X·W + biases) += h·R,
- * then the gates (ONNX order i, o, f, c) update c and h in place. */
+ * then the gates (ONNX order i, o, f, c) update c and h in place.  h·R
+ * reads all of R (4H x H) once a step: 128 gate sums at a time stay in
+ * registers over all of h (eight independent chains), contracted into
+ * FMAs where the clone has them, so results differ from the baseline
+ * clone's in the last bits. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+#endif
 HET_SIMD_CLONES
 static void lstm_step(float *restrict g, const float *restrict rt,
                       float *restrict h, float *restrict c, int64_t hid) {
   int64_t gh = 4 * hid, j0 = 0;
-  /* 64 gate sums at a time stay in registers over all of h */
-  for (; j0 + 64 <= gh; j0 += 64) {
-    float acc[64];
+  for (; j0 + 128 <= gh; j0 += 128) {
+    lstm_v16 acc[8];
     memcpy(acc, g + j0, sizeof acc);
     for (int64_t k = 0; k < hid; k++) {
-      float hk = h[k];
+      lstm_v16 hk = (lstm_v16){0} + h[k];
       const float *row = rt + k * gh + j0;
-      for (int j = 0; j < 64; j++)
-        acc[j] += hk * row[j];
+      for (int q = 0; q < 8; q++) {
+        lstm_v16 r;
+        memcpy(&r, row + 16 * q, sizeof r);
+        acc[q] += hk * r;
+      }
     }
     memcpy(g + j0, acc, sizeof acc);
   }
@@ -186,6 +201,9 @@ static void lstm_step(float *restrict g, const float *restrict rt,
     h[j] = o * het_simd_tanhf(cn);
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
   lstm_dims d;
@@ -212,9 +230,7 @@ het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
     bool fwd = d.nd == 2 ? dir == 0 : !d.reverse;
     const float *wd = w + dir * gh * d.in, *rd = r + dir * gh * H;
     if (rows > 0)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)rows,
-                  (blasint)gh, (blasint)d.in, 1.0f, x, (blasint)d.in, wd,
-                  (blasint)d.in, 0.0f, xw, (blasint)gh);
+      het_kernel_sgemm('T', rows, gh, d.in, 1.0f, x, d.in, wd, d.in, xw, gh);
     if (bt) {
       float *bias = g; /* g is free until the first step */
       if (pk && pk->bias)
