@@ -474,6 +474,19 @@ START_TEST(test_winograd_candidates) {
                    avx512 ? 2 : 1);
   ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_WINOGRAD), 1);
   ck_assert_int_eq(conv_candidates(wide, "conv", HET_CONV_ALGO_DIRECT), 1);
+  /* a 4x40 output: auto does not try Winograd (HET_WINOGRAD_MIN_OUT);
+   * winograd still runs it */
+  het_graph *shrt =
+      load_model(HETRT_TEST_DATA "/optimizer/conv_short/model.onnx");
+  char impl[256];
+  ck_assert_int_eq(conv_candidates_impl(shrt, "conv", HET_CONV_ALGO_AUTO,
+                                        impl, sizeof impl),
+                   1);
+  ck_assert_msg(!strstr(impl, "wino"), "auto ran %s", impl);
+  conv_candidates_impl(shrt, "conv", HET_CONV_ALGO_WINOGRAD, impl,
+                       sizeof impl);
+  ck_assert_msg(!avx512 || strstr(impl, "wino"), "winograd ran %s", impl);
+  het_graph_destroy(shrt);
   het_graph_destroy(wide);
   het_graph_destroy(small);
   het_env *env;

@@ -364,6 +364,13 @@ static bool winograd_shape(const conv_dims *c, int xr) {
          c->st[0] == 1 && c->st[1] == 1 && c->dil[0] == 0 && c->dil[1] == 0;
 }
 
+/* Whether cpu.conv_algo=auto considers Winograd for c at all: its shape,
+ * and an output at least HET_WINOGRAD_MIN_OUT high and wide. */
+static bool winograd_auto(const conv_dims *c, int xr) {
+  return winograd_shape(c, xr) && c->y[2] >= HET_WINOGRAD_MIN_OUT &&
+         c->y[3] >= HET_WINOGRAD_MIN_OUT;
+}
+
 /* The tuning-cache key of a timed Conv choice: oneDNN's version and
  * everything the timing depends on (shapes, strides, pads, the fused
  * activation and residual, the layouts at the node's edges). */
@@ -458,7 +465,7 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   conv_dims c;
   if (!conv_dims_init(node, xd, xr, w, &c))
     return false;
-  bool timed = algo == HET_CONV_ALGO_AUTO && winograd_shape(&c, xr);
+  bool timed = algo == HET_CONV_ALGO_AUTO && winograd_auto(&c, xr);
   char key[HET_TUNING_KEY_CAP], value[HET_TUNING_VALUE_CAP];
   char impl[HET_TUNING_VALUE_CAP];
   bool keyed = timed && conv_choice_key(s, &c, xd, xr, bias, key, sizeof key);
@@ -479,7 +486,8 @@ static bool conv_entry_create(const het_dnnl_state *s, const het_node *node,
   dnnl_primitive_desc_t wpd[CONV_WINO_MAX];
   memset(cand, 0, sizeof cand);
   bool wide = c.y[2] * c.y[3] >= CONV_WINO_ALL_PIXELS;
-  int nw = algo == HET_CONV_ALGO_DIRECT || !winograd_shape(&c, xr)
+  int nw = algo == HET_CONV_ALGO_DIRECT || !winograd_shape(&c, xr) ||
+                   (algo == HET_CONV_ALGO_AUTO && !winograd_auto(&c, xr))
                ? 0
                : conv_pds(s, &c, xd, xr, bias, PD_WINOGRAD, wpd,
                           algo == HET_CONV_ALGO_AUTO && wide ? CONV_WINO_MAX

@@ -15,6 +15,7 @@
 
 #include "core/roofline.h"
 #include "core/status.h"
+#include "kernels/kernel.h"
 #include "providers/cpu/layout.h"
 
 /* Fitted on 2026-12-05 by `bench/estimates.py --derive` (twice) and
@@ -256,7 +257,8 @@ bool het_cpu_convt_tiles(const het_graph *g, int node) {
 /* A Conv oneDNN runs as Winograd F(4x4, 3x3): float32 (or float16, which
  * runs on the float32 primitive), group 1, a 3x3 kernel at stride and
  * dilation 1, and at least 32 input channels, input and output channels a
- * multiple of 16 (fewer channels time faster direct). */
+ * multiple of 16 (fewer channels time faster direct), an output of at
+ * least HET_WINOGRAD_MIN_OUT each way where known. */
 static bool het_cpu_winograd(const het_cpu_estimator *e, const het_graph *g,
                              const het_node *n) {
   int w = het_node_input(n, 1);
@@ -268,8 +270,12 @@ static bool het_cpu_winograd(const het_cpu_estimator *e, const het_graph *g,
       !het_cpu_attr_all(n, "dilations", 1))
     return false;
   int64_t m = het_cpu_dim(g, w, 0), c = het_cpu_dim(g, w, 1);
+  int y = n->n_outputs > 0 ? n->outputs[0] : -1;
+  int64_t oh = het_cpu_dim(g, y, 2), ow = het_cpu_dim(g, y, 3);
   return het_cpu_dim(g, w, 2) == 3 && het_cpu_dim(g, w, 3) == 3 && c >= 32 &&
-         c % 16 == 0 && m > 0 && m % 16 == 0;
+         c % 16 == 0 && m > 0 && m % 16 == 0 &&
+         (oh < 0 || oh >= HET_WINOGRAD_MIN_OUT) &&
+         (ow < 0 || ow >= HET_WINOGRAD_MIN_OUT);
 }
 
 /* A ConvTranspose's column buffer, written by the GEMM and read by
