@@ -692,8 +692,10 @@ END_TEST
 #define QDQ_CHAIN_S8 HETRT_TEST_DATA "/optimizer/qdq_chain_s8"
 
 /* The fused chain: Q(x) feeds c1 and c3 (NCHW: x is a graph input), c2
- * reads c1 and QLinearAdd reads c2 and c3 (all NHWC), then DQ, MaxPool, Q
- * (NHWC) into c4, whose output feeds the graph output (NCHW). */
+ * reads c1 and QLinearAdd reads c2 and c3 (all NHWC), then a MaxPool of
+ * QLinearAdd's 8-bit output (its DQ moved below it), the requantization
+ * to the pool's scale (DQ, Q) and c4 (all NHWC), whose output feeds the
+ * graph output (NCHW). */
 static void check_chain_plan(const char *dir) {
   char path[512];
   snprintf(path, sizeof path, "%s/model.onnx", dir);
@@ -706,14 +708,20 @@ static void check_chain_plan(const char *dir) {
   }
   ck_assert_int_eq(opt_count_op(g, "QLinearConv"), 4);
   het_cpu_layout *l = plan(g, NULL, 0, NULL);
-  int c[4], add = -1, nc = 0;
+  int c[4], add = -1, pool = -1, nc = 0;
   for (int i = 0; i < g->n_nodes; i++) {
     int id = g->order[i];
     if (strcmp(g->nodes[id].op_type, "QLinearConv") == 0)
       c[nc++] = id;
     else if (strcmp(g->nodes[id].op_type, "QLinearAdd") == 0)
       add = id;
+    else if (strcmp(g->nodes[id].op_type, "MaxPool") == 0)
+      pool = id;
   }
+  ck_assert_int_ge(pool, 0);
+  ck_assert_int_eq(g->nodes[pool].inputs[0], g->nodes[add].outputs[0]);
+  ck_assert_uint_eq(l[pool].nhwc_in, 1u);
+  ck_assert_uint_eq(l[pool].nhwc_out, 1u);
   ck_assert_int_eq(nc, 4);
 #ifdef HETRT_HAVE_DNNL
   /* fused only where the oneDNN path takes them */

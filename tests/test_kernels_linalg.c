@@ -28,6 +28,8 @@ static const char *const core_cases[] = {
     "convtranspose_tiles_3x2_init",
     "convtranspose_tiles_1x1",
     "convtranspose_tiles_4x4_bias",
+    "maxpool_u8_pads_ceil", /* linalg_pool_i8.c */
+    "maxpool_s8_dilated",
     "matmul_batch_broadcast",
     "matmul_1d_left",
     "matmul_1d_right",

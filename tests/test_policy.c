@@ -338,12 +338,14 @@ START_TEST(test_int8_choices) {
   het_string_destroy(text);
   /* per node: a float precision keeps the Conv islands float, a later
    * int8 rule takes c2 back (no warning for the rule it overrides); an
-   * int8 rule on a float op cannot be followed, and says so */
+   * int8 rule on a float op (a DequantizeLinear computes in float) cannot
+   * be followed, and says so; the MaxPool between the Add island and c4
+   * pools bytes, reported int8 */
   het_session *mixed = session(QDQ_CHAIN, opts(NULL, NULL,
       "rules:\n"
       "  - match: {op: Conv}\n    precision: fp32\n"
       "  - match: {name: c2}\n    precision: int8\n"
-      "  - match: {op: MaxPool}\n    precision: int8\n"));
+      "  - match: {op: DequantizeLinear}\n    precision: int8\n"));
   ck_assert_str_eq(op_of(mixed, "c1"), "Conv");
   ck_assert_str_eq(op_of(mixed, "c2"), "QLinearConv");
   ck_assert_str_eq(op_of(mixed, "c3"), "Conv");
@@ -351,6 +353,11 @@ START_TEST(test_int8_choices) {
   ck_assert(!has_warning(mixed, "rule 1 could not be followed"));
   ck_assert(!has_warning(mixed, "rule 2 could not be followed"));
   ck_assert(has_warning(mixed, "rule 3 could not be followed"));
+  text = explain(mixed, "json");
+  ck_assert_msg(strstr(text, "\"op_type\":\"MaxPool\",\"provider\":\"cpu\","
+                             "\"precision\":\"int8\""),
+                "%s", text);
+  het_string_destroy(text);
   /* the three compute the same function: each within one step of c4's
    * output scale (at most 0.06) of the float graph */
   het_tensor *a = run_chain(fused), *b = run_chain(off), *c = run_chain(mixed);

@@ -13,6 +13,7 @@
 #include "core/dtype.h"
 #include "kernels/linalg_kern.h"
 #include "kernels/linalg_pool_f32.h"
+#include "kernels/linalg_pool_i8.h"
 #include "kernels/parallel.h"
 
 /* Window taps (or input elements) below which pooling stays on one thread. */
@@ -207,6 +208,10 @@ static het_status pool_run(het_kernel_ctx *ctx, pool_kind kind) {
                 kind != POOL_LP && x->rank == 4;
   if (f32_2d && !ind)
     return het_lk_pool2d_f32_run(ctx, &a.g, kind == POOL_MAX, a.include_pad);
+  if ((x->dtype == HET_DTYPE_UINT8 || x->dtype == HET_DTYPE_INT8) &&
+      kind == POOL_MAX && a.g.nsp == 2 && x->rank == 4 && !ind &&
+      y->dtype == x->dtype)
+    return het_lk_maxpool2d_i8_run(ctx, &a.g);
   if ((ctx->nhwc_in | ctx->nhwc_out) & 1)
     return het_lk_fail(ctx, HET_ERR_UNSUPPORTED,
                        "NHWC layout needs float32 2-D pooling without "

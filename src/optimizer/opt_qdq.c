@@ -491,8 +491,10 @@ het_status het_opt_fuse_qdq(het_opt *o) {
 
 /* Ops that move or pick elements of input 0 without computing on them:
  * any element type, and the output's shape does not depend on it.  all:
- * also those that drop elements (Slice, Gather), which a Q is not hoisted
- * above (it would quantize what they drop). */
+ * also those that drop elements (Slice, Gather, and a 2-D MaxPool from
+ * opset 12, which takes 8-bit types: a maximum commutes with a
+ * dequantization, whose scale is positive, and its padding is no value),
+ * which a Q is not hoisted above (it would quantize what they drop). */
 static bool qdq_movable(const het_opt *o, int n, bool all) {
   static const char *const keep[] = {"Reshape", "Flatten", "Transpose",
                                      "Squeeze", "Unsqueeze", NULL};
@@ -508,7 +510,8 @@ static bool qdq_movable(const het_opt *o, int n, bool all) {
   for (const char *const *p = drop; all && *p; p++)
     if (strcmp(node->op_type, *p) == 0)
       return true;
-  return false;
+  return all && strcmp(node->op_type, "MaxPool") == 0 && node->opset >= 12 &&
+         o->g->values[node->inputs[0]].shape.rank == 4;
 }
 
 /* A per-tensor Q or DQ node n whose quantized side has type t. */

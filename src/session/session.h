@@ -389,7 +389,8 @@ het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
                                    const het_graph *g, const char *prefix,
                                    het_optimize_int8 *out);
 /* The precision node n of g computes in on provider p (-1: as its tensors
- * say): INT8 for the integer quantized operators, the float type of its
+ * say): INT8 for the integer quantized operators (and a MaxPool of 8-bit
+ * values), the float type of its
  * output as the provider computes it (its compute_type slot, else the
  * device's float32_as), ANY for a node with no such arithmetic. */
 het_precision het_session_precision(const het_session *s, const het_graph *g,

@@ -223,7 +223,8 @@ het_status het_policy_prepare(het_build_ctx *x) {
 /* ---- 3. rules on one graph ---- */
 
 /* Operators whose arithmetic is on 8-bit integers (the standard quantized
- * ones and the QDQ fusion's hetrt.QLinearAdd). */
+ * ones and the QDQ fusion's hetrt.QLinearAdd; het_session_precision adds
+ * a MaxPool of 8-bit values). */
 static bool het_integer_op(const het_node *n) {
   static const char *const onnx[] = {
       "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
@@ -242,7 +243,11 @@ static bool het_integer_op(const het_node *n) {
 het_precision het_session_precision(const het_session *s, const het_graph *g,
                                     int n, int p) {
   const het_node *node = &g->nodes[n];
-  if (het_integer_op(node))
+  int x = het_node_input(node, 0);
+  het_dtype xt = x >= 0 ? g->values[x].dtype : HET_DTYPE_UNDEFINED;
+  if (het_integer_op(node) ||
+      (!node->domain[0] && strcmp(node->op_type, "MaxPool") == 0 &&
+       (xt == HET_DTYPE_UINT8 || xt == HET_DTYPE_INT8)))
     return HET_PRECISION_INT8;
   const het_ep *ep = p >= 0 && p < s->n_providers ? &s->providers[p] : NULL;
   /* a quantization computes on its float input; others on their output's

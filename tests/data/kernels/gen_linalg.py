@@ -414,6 +414,40 @@ def convtranspose_tile_cases():
              kernel_shape=list(ws[2:]))
 
 
+def maxpool_i8_ref(x, k, s, pads, dil, ceil):
+    """2-D max pooling over the valid taps only (pads are no value)."""
+    n, c, h, w = x.shape
+    out = []
+    for d, size in enumerate((h, w)):
+        span = (k[d] - 1) * dil[d] + 1
+        num = size + pads[d] + pads[d + 2] - span
+        o = (-(-num // s[d]) if ceil else num // s[d]) + 1
+        if ceil and (o - 1) * s[d] >= size + pads[d]:
+            o -= 1
+        out.append(o)
+    y = np.zeros((n, c, out[0], out[1]), x.dtype)
+    for i in range(out[0]):
+        for j in range(out[1]):
+            rows = [i * s[0] - pads[0] + a * dil[0] for a in range(k[0])]
+            cols = [j * s[1] - pads[1] + b * dil[1] for b in range(k[1])]
+            rows = [r for r in rows if 0 <= r < h]
+            cols = [q for q in cols if 0 <= q < w]
+            y[:, :, i, j] = x[:, :, rows][:, :, :, cols].max(axis=(2, 3))
+    return y
+
+
+def maxpool_i8_cases():
+    """8-bit MaxPool (opset 12): the 2-D kernel of linalg_pool_i8.c, NCHW."""
+    x = RNG.integers(0, 256, (2, 3, 7, 9), dtype=np.uint8)
+    case("maxpool_u8_pads_ceil", "MaxPool", [("x", x)],
+         [("y", maxpool_i8_ref(x, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], True))],
+         12, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    x = RNG.integers(-128, 128, (1, 4, 8, 10), dtype=np.int8)
+    case("maxpool_s8_dilated", "MaxPool", [("x", x)],
+         [("y", maxpool_i8_ref(x, [2, 3], [1, 2], [0, 1, 0, 0], [2, 1], False))],
+         12, kernel_shape=[2, 3], strides=[1, 2], pads=[0, 1, 0, 0], dilations=[2, 1])
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -428,6 +462,7 @@ def main():
     lstm_f32_cases()
     conv_f16_cases()
     convtranspose_tile_cases()
+    maxpool_i8_cases()
 
 
 if __name__ == "__main__":
