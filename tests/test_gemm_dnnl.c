@@ -146,37 +146,54 @@ static void ctx_init(het_kernel_ctx *ctx, fixture *f,
   ctx->threads = 1;
 }
 
+/* A case's random A, B, C and Y (seeded by its dims) and its fixture;
+ * made in place (the fixture points into itself). */
+typedef struct gdata {
+  float *a, *b, *c, *y;
+  fixture f;
+} gdata;
+
+static void gdata_init(gdata *d, const gcase *gc) {
+  unsigned seed = 1234u + (unsigned)(gc->m * 7 + gc->k * 3 + gc->n);
+  d->a = rand_buf(gc->m * gc->k, &seed);
+  d->b = rand_buf(gc->k * gc->n, &seed);
+  d->c = rand_buf(gc->m * gc->n, &seed);
+  d->y = rand_buf(gc->m * gc->n, &seed);
+  fixture_init(&d->f, gc, d->a, d->b, d->c, d->y);
+}
+
+static void gdata_free(gdata *d) {
+  free(d->a);
+  free(d->b);
+  free(d->c);
+  free(d->y);
+}
+
 /* Runs gc through the oneDNN entry point (when built) and through the
  * whole Gemm kernel, checking both against the reference. */
 static void run_case(const gcase *gc) {
-  unsigned seed = 1234u + (unsigned)(gc->m * 7 + gc->k * 3 + gc->n);
-  float *a = rand_buf(gc->m * gc->k, &seed), *b = rand_buf(gc->k * gc->n, &seed);
-  float *c = rand_buf(gc->m * gc->n, &seed), *y = rand_buf(gc->m * gc->n, &seed);
-  fixture f;
-  fixture_init(&f, gc, a, b, c, y);
+  gdata d;
+  gdata_init(&d, gc);
   het_tensor *ins[3], *outs[1];
   het_kernel_ctx ctx;
   void *state = NULL;
 #ifdef HETRT_HAVE_DNNL
-  ck_assert_int_eq(het_gemm_dnnl_prepare(&f.g, &f.node, &state), HET_OK);
+  ck_assert_int_eq(het_gemm_dnnl_prepare(&d.f.g, &d.f.node, &state), HET_OK);
   ck_assert_ptr_nonnull(state);
-  ctx_init(&ctx, &f, ins, outs, state);
+  ctx_init(&ctx, &d.f, ins, outs, state);
   bool done = false;
   ck_assert_int_eq(het_gemm_dnnl_run(&ctx, &done), HET_OK);
   ck_assert_msg(done, "oneDNN path declined the case");
-  assert_close(gc, a, b, c, y);
-  memset(y, 0xff, (size_t)(gc->m * gc->n) * sizeof *y); /* NaNs */
+  assert_close(gc, d.a, d.b, d.c, d.y);
+  memset(d.y, 0xff, (size_t)(gc->m * gc->n) * sizeof *d.y); /* NaNs */
 #endif
-  ctx_init(&ctx, &f, ins, outs, state);
+  ctx_init(&ctx, &d.f, ins, outs, state);
   ck_assert_int_eq(het_lk_gemm_run(&ctx), HET_OK);
-  assert_close(gc, a, b, c, y);
+  assert_close(gc, d.a, d.b, d.c, d.y);
 #ifdef HETRT_HAVE_DNNL
   het_gemm_dnnl_destroy(state);
 #endif
-  free(a);
-  free(b);
-  free(c);
-  free(y);
+  gdata_free(&d);
 }
 
 static const gcase cases[] = {
@@ -207,19 +224,17 @@ START_TEST(test_gemm_bf16_case) {
   if (!__builtin_cpu_supports("avx512bf16"))
     return;
   const gcase *gc = &cases[_i];
-  unsigned seed = 1234u + (unsigned)(gc->m * 7 + gc->k * 3 + gc->n);
-  float *a = rand_buf(gc->m * gc->k, &seed), *b = rand_buf(gc->k * gc->n, &seed);
-  float *c = rand_buf(gc->m * gc->n, &seed), *y = rand_buf(gc->m * gc->n, &seed);
-  fixture f;
-  fixture_init(&f, gc, a, b, c, y);
+  gdata d;
+  gdata_init(&d, gc);
+  const float *a = d.a, *b = d.b, *c = d.c, *y = d.y;
   het_tensor *ins[3], *outs[1];
   het_kernel_ctx ctx;
   void *state = NULL;
   het_kernel_prep prep = {.bf16 = true};
-  ck_assert_int_eq(het_gemm_dnnl_prepare_with(&f.g, &f.node, &prep, &state),
-                   HET_OK);
+  ck_assert_int_eq(
+      het_gemm_dnnl_prepare_with(&d.f.g, &d.f.node, &prep, &state), HET_OK);
   ck_assert_ptr_nonnull(state);
-  ctx_init(&ctx, &f, ins, outs, state);
+  ctx_init(&ctx, &d.f, ins, outs, state);
   ck_assert_int_eq(het_lk_gemm_run(&ctx), HET_OK);
   int exact = 0;
   for (int64_t i = 0; i < gc->m; i++)
@@ -238,10 +253,7 @@ START_TEST(test_gemm_bf16_case) {
   if (gc->m * gc->n * gc->k >= 4096)
     ck_assert_int_lt(exact, gc->m * gc->n);
   het_gemm_dnnl_destroy(state);
-  free(a);
-  free(b);
-  free(c);
-  free(y);
+  gdata_free(&d);
 }
 END_TEST
 

@@ -57,15 +57,24 @@ static het_session *session(const char *model, het_session_options *o) {
   return s;
 }
 
-static const char *provider_of(het_session *s, const char *name) {
+static het_node_placement placement_of(het_session *s, const char *name) {
+  het_node_placement p = {0};
   for (size_t i = 0; i < het_session_get_node_count(s); i++) {
-    het_node_placement p;
     ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
     if (strcmp(p.name, name) == 0)
-      return p.provider;
+      return p;
   }
   ck_abort_msg("no node %s", name);
-  return NULL;
+  return p;
+}
+
+static const char *provider_of(het_session *s, const char *name) {
+  return placement_of(s, name).provider;
+}
+
+/* The op type node name runs as in s. */
+static const char *op_of(het_session *s, const char *name) {
+  return placement_of(s, name).op_type;
 }
 
 /* noinline: GCC 12 mistakes the returned string for the local holding
@@ -272,18 +281,6 @@ START_TEST(test_precision) {
   het_session_destroy(s);
 }
 END_TEST
-
-/* The op type node name runs as in s. */
-static const char *op_of(het_session *s, const char *name) {
-  for (size_t i = 0; i < het_session_get_node_count(s); i++) {
-    het_node_placement p;
-    ck_assert_int_eq(het_session_get_placement(s, i, &p), HET_OK);
-    if (strcmp(p.name, name) == 0)
-      return p.op_type;
-  }
-  ck_abort_msg("no node %s", name);
-  return NULL;
-}
 
 /* qdq_chain's output y on a fixed 1x8x10x10 input (caller owns). */
 static het_tensor *run_chain(het_session *s) {
