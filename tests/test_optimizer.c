@@ -63,6 +63,13 @@ static const opt_case k_cases[] = {
      * after the first one with them */
     {"resnet_block", HET_OPT_ALL, 10,
      {{"FusedConv", 2}, {"Conv", 3}, {"Add", 0}, {"Relu", 0}, {"Clip", 0}}},
+    /* gen_convt_bn.py: two BatchNormalizations fold into their
+     * ConvTransposes, which take the Relu and the LeakyRelu; the grouped
+     * ConvTranspose keeps its BatchNormalization and Tanh */
+    {"convt_bn", HET_OPT_EXTENDED, 5,
+     {{"ConvTranspose", 3}, {"BatchNormalization", 1}, {"Relu", 0},
+      {"LeakyRelu", 0}, {"Tanh", 1}}},
+    {"convt_bn", HET_OPT_BASIC, 9, {{"BatchNormalization", 3}}},
     /* gen_conv_acts.py: LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Tanh
      * each taken over by its Conv (hetrt_act) */
     {"conv_acts", HET_OPT_EXTENDED, 5,

@@ -339,6 +339,9 @@ het_status het_lk_conv_run(het_kernel_ctx *ctx) {
   return het_lk_conv_act(ctx);
 }
 
+/* ConvTranspose, then the activation the optimizer fused into it. */
 het_status het_lk_conv_transpose_run(het_kernel_ctx *ctx) {
-  return conv_float(ctx, true);
+  HET_TRY(conv_float(ctx, true));
+  het_lk_conv_clamp(ctx);
+  return het_lk_conv_act(ctx);
 }

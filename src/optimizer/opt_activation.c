@@ -1,5 +1,5 @@
-/* opt_activation.c — a float32 Conv (or hetrt.FusedConv, opt_conv_add.c;
- * float16 ones for Relu and Clip)
+/* opt_activation.c — a float32 Conv (or hetrt.FusedConv, opt_conv_add.c,
+ * or ConvTranspose; float16 Convs for Relu and Clip)
  * whose only reader is an activation takes it over and writes the
  * activation's output value; the activation node goes.  Relu and Clip
  * with constant bounds become the attributes hetrt_act_min /
@@ -71,8 +71,8 @@ static bool het_opt_act_parse(const het_graph *g, const het_node *act,
   return het_opt_scalar(g, act, 1, &a->lo) && het_opt_scalar(g, act, 2, &a->hi);
 }
 
-/* The Conv/FusedConv node whose output only act (parsed as a) reads, or
- * -1.  float32; float16 for clamps only, which commute with rounding to
+/* The Conv/FusedConv/ConvTranspose node whose output only act (parsed as
+ * a) reads, or -1.  float32; float16 for clamps only, which commute with rounding to
  * float16, so the fused node's output is the unfused one's bit for bit. */
 static int het_opt_act_conv(const het_opt *o, const het_node *act,
                             const het_opt_act *a) {
@@ -87,7 +87,11 @@ static int het_opt_act_conv(const het_opt *o, const het_node *act,
   bool is_conv = !*conv->domain && strcmp(conv->op_type, "Conv") == 0;
   bool is_fused = strcmp(conv->domain, "hetrt") == 0 &&
                   strcmp(conv->op_type, "FusedConv") == 0;
-  if (o->dead[c] || !(is_conv || is_fused) || conv->n_outputs != 1 ||
+  bool is_convt = !*conv->domain &&
+                  strcmp(conv->op_type, "ConvTranspose") == 0 &&
+                  dt == HET_DTYPE_FLOAT32;
+  if (o->dead[c] || !(is_conv || is_fused || is_convt) ||
+      conv->n_outputs != 1 ||
       het_node_find_attr(conv, HET_ACT_MIN) ||
       het_node_find_attr(conv, "hetrt_act"))
     return -1;

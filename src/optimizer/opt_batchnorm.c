@@ -1,6 +1,8 @@
-/* opt_batchnorm.c — inference BatchNormalization folded into the Conv that
- * feeds it: W'[m] = W[m] * s[m], B'[m] = (B[m] - mean[m]) * s[m] + beta[m]
- * with s = gamma / sqrt(var + epsilon), computed in double (float32 only).
+/* opt_batchnorm.c — inference BatchNormalization folded into the Conv (or
+ * ungrouped ConvTranspose, whose weight is [C_in, M, k...]) that feeds it:
+ * W'[.., m, ..] = W[.., m, ..] * s[m], B'[m] = (B[m] - mean[m]) * s[m] +
+ * beta[m] with s = gamma / sqrt(var + epsilon), computed in double
+ * (float32 only).
  * Invariant: the Conv then writes the BatchNormalization's output value;
  * the original weights are left untouched (new initializers are added).
  */
@@ -22,8 +24,8 @@ static const het_tensor *het_opt_vec(const het_graph *g, int v, int64_t m) {
   return t;
 }
 
-/* The Conv node feeding BatchNormalization bn, when folding is possible;
- * -1 otherwise. */
+/* The Conv or ungrouped ConvTranspose node feeding BatchNormalization bn,
+ * when folding is possible; -1 otherwise. */
 static int het_opt_bn_conv(const het_opt *o, const het_node *bn) {
   const het_graph *g = o->g;
   if (*bn->domain || strcmp(bn->op_type, "BatchNormalization") != 0 ||
@@ -40,8 +42,10 @@ static int het_opt_bn_conv(const het_opt *o, const het_node *bn) {
     return -1;
   int c = g->values[x].producer;
   const het_node *conv = &g->nodes[c];
-  if (o->dead[c] || *conv->domain || strcmp(conv->op_type, "Conv") != 0 ||
-      conv->n_outputs != 1 || conv->n_inputs < 2)
+  bool t = !*conv->domain && strcmp(conv->op_type, "ConvTranspose") == 0;
+  if (o->dead[c] || *conv->domain ||
+      (strcmp(conv->op_type, "Conv") != 0 && !t) || conv->n_outputs != 1 ||
+      conv->n_inputs < 2 || (t && het_node_attr_int(conv, "group", 1) != 1))
     return -1;
   int w = conv->inputs[1];
   if (!het_opt_is_constant(g, w))
@@ -49,7 +53,7 @@ static int het_opt_bn_conv(const het_opt *o, const het_node *bn) {
   const het_tensor *wt = g->values[w].initializer;
   if (wt->dtype != HET_DTYPE_FLOAT32 || wt->rank < 3)
     return -1;
-  int64_t m = wt->dims[0];
+  int64_t m = wt->dims[t ? 1 : 0];
   int b = het_node_input(conv, 2);
   if (b >= 0 && !het_opt_vec(g, b, m))
     return -1;
@@ -71,7 +75,10 @@ static het_status het_opt_bn_weights(const het_graph *g, const het_node *conv,
   const float *mean = g->values[bn->inputs[3]].initializer->data;
   const float *var = g->values[bn->inputs[4]].initializer->data;
   double eps = het_node_attr_float(bn, "epsilon", 1e-5f);
-  int64_t m = w->dims[0], per = m ? het_tensor_count(w) / m : 0;
+  /* Conv: W[m][per]; ConvTranspose: W[outer][m][per] */
+  bool t = strcmp(conv->op_type, "ConvTranspose") == 0;
+  int64_t m = w->dims[t ? 1 : 0], outer = t ? w->dims[0] : 1;
+  int64_t per = m && outer ? het_tensor_count(w) / (m * outer) : 0;
   HET_TRY(het_tensor_create_empty(HET_DTYPE_FLOAT32, w->dims, w->rank, w_out));
   het_status st = het_tensor_create_empty(HET_DTYPE_FLOAT32, &m, 1, b_out);
   if (st != HET_OK) {
@@ -82,8 +89,11 @@ static het_status het_opt_bn_weights(const het_graph *g, const het_node *conv,
   float *dw = (*w_out)->data, *db = (*b_out)->data;
   for (int64_t c = 0; c < m; c++) {
     double s = (double)gamma[c] / sqrt((double)var[c] + eps);
-    for (int64_t k = 0; k < per; k++)
-      dw[c * per + k] = (float)((double)src[c * per + k] * s);
+    for (int64_t i = 0; i < outer; i++)
+      for (int64_t k = 0; k < per; k++) {
+        int64_t at = (i * m + c) * per + k;
+        dw[at] = (float)((double)src[at] * s);
+      }
     double b0 = bias ? (double)bias[c] : 0.0;
     db[c] = (float)((b0 - (double)mean[c]) * s + (double)beta[c]);
   }

@@ -1,7 +1,7 @@
 /* optimizer.h — graph rewrites run between shape inference and
  * partitioning: Identity/Dropout removal, constant folding (including
  * Shape/Size of statically shaped values), dead-node removal and
- * BatchNormalization folded into a preceding Conv.
+ * BatchNormalization folded into a preceding Conv or ConvTranspose.
  * Invariant: a rewritten graph computes the same graph outputs (same names)
  * as the original, is validated (g->order fresh) and shape-inferred.
  */
@@ -16,8 +16,9 @@ enum {
   HET_OPT_NONE = 0,     /* no rewrite */
   HET_OPT_BASIC = 1,    /* Identity/Dropout removal, Casts that cancel,
                            constant folding, dead nodes */
-  HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv,
-                           Relu/Clip fused into the Conv before, QDQ
+  HET_OPT_EXTENDED = 2, /* basic + BatchNormalization folded into Conv
+                           or ConvTranspose, Relu/Clip fused into the
+                           Conv or ConvTranspose before, QDQ
                            islands, float16 regions computed in float32 */
   HET_OPT_ALL = 3,      /* extended + fusions into hetrt-domain ops:
                            Conv+Add(+act), Gelu, LayerNorm, attention,
@@ -31,7 +32,8 @@ typedef struct het_optimize_stats {
   int identities_removed;   /* Identity and inference Dropout nodes */
   int nodes_folded;         /* nodes replaced by constants */
   int shapes_folded;        /* of which Shape/Size of static shapes */
-  int batchnorms_fused;     /* BatchNormalization folded into Conv */
+  int batchnorms_fused;     /* BatchNormalization folded into Conv or
+                               ConvTranspose */
   int activations_fused;    /* Relu/Clip taken over by the Conv before */
   int hard_activations_fused; /* written-out hard-swish/-sigmoid → ops */
   int conv_adds_fused;      /* Add (+Relu/Clip) taken over by a Conv */
