@@ -51,12 +51,14 @@ typedef enum het_conv_algo {
   HET_CONV_ALGO_WINOGRAD, /* Winograd wherever oneDNN has it */
 } het_conv_algo;
 
-/* Under auto, Winograd is not tried for an output less than this high or
- * wide (fewer than two of F(4,3)'s 4x4 tiles): a 128 -> 256 channel 3x3
- * Conv on 4x80 took 0.95-1.06 ms in Winograd and 0.81 ms direct inside
- * the CRNN recogniser (timed alone, Winograd had won), on 8x80 Winograd
- * still wins (0.35 vs 0.44 ms for 64 -> 128). */
-#define HET_WINOGRAD_MIN_OUT 8
+/* Under auto, a Winograd kernel is tried only on outputs at least two of
+ * its tiles high and wide: F(2,3) (2x2 output tiles) from 4x4, F(4,3)
+ * (4x4 tiles) from 8x8.  A 128 -> 256 channel 3x3 Conv on 4x80 took
+ * 0.95-1.06 ms in F(4,3) and 0.81 ms direct inside the CRNN recogniser,
+ * though F(4,3) had timed faster alone; F(2,3) keeps winning on
+ * ResNet's 7x7 layers. */
+#define HET_WINOGRAD_MIN_OUT 4
+#define HET_WINOGRAD_F43_MIN_OUT 8
 
 /* What a compiling CPU provider passes to prepare_with. */
 typedef struct het_kernel_prep {

@@ -258,7 +258,8 @@ bool het_cpu_convt_tiles(const het_graph *g, int node) {
  * runs on the float32 primitive), group 1, a 3x3 kernel at stride and
  * dilation 1, and at least 32 input channels, input and output channels a
  * multiple of 16 (fewer channels time faster direct), an output of at
- * least HET_WINOGRAD_MIN_OUT each way where known. */
+ * least HET_WINOGRAD_MIN_OUT each way where known (the estimate does not
+ * tell F(2,3) from F(4,3)). */
 static bool het_cpu_winograd(const het_cpu_estimator *e, const het_graph *g,
                              const het_node *n) {
   int w = het_node_input(n, 1);

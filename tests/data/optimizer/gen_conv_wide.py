@@ -5,9 +5,9 @@ GlobalAveragePool (torch references):
     expand3x3), where cpu.conv_algo=auto builds and times both of oneDNN's
     Winograd kernels (F(2,3), F(4,3)) against direct;
   conv_short: a 4x40 image, 32 -> 32 channels (a text recogniser's late
-    layers), whose output is too short for Winograd to pay
-    (HET_WINOGRAD_MIN_OUT, kernels/kernel.h): auto builds direct only,
-    winograd still forces it."""
+    layers), whose output is one F(4,3) tile high
+    (HET_WINOGRAD_F43_MIN_OUT, kernels/kernel.h): auto never tries
+    F(4,3) there, winograd still forces oneDNN's first Winograd kernel."""
 
 import numpy as np
 import onnx
