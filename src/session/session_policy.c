@@ -274,6 +274,27 @@ het_precision het_session_precision(const het_session *s, const het_graph *g,
                                     : HET_PRECISION_FP32;
 }
 
+/* last[n] (g->n_nodes entries) = the last of p's rules with a precision
+ * that matches node n of g, or -1 (matched: scratch of as many). */
+static het_status het_last_precision_rules(const het_policy *p,
+                                           const het_graph *g,
+                                           const char *prefix, bool *matched,
+                                           int *last) {
+  for (int n = 0; n < g->n_nodes; n++)
+    last[n] = -1;
+  for (int i = 0; i < p->n_rules; i++) {
+    int unknown;
+    if (!p->rules[i].precision)
+      continue;
+    HET_TRY(het_policy_match_graph(&p->rules[i], g, prefix, matched,
+                                   &unknown));
+    for (int n = 0; n < g->n_nodes; n++)
+      if (matched[n])
+        last[n] = i;
+  }
+  return HET_OK;
+}
+
 het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
                                    const het_graph *g, const char *prefix,
                                    het_optimize_int8 *out) {
@@ -282,24 +303,16 @@ het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
   const het_policy *p = o ? o->policy : NULL;
   if (out->off || !p || g->n_nodes == 0)
     return HET_OK;
-  /* per node: the precision of the last rule that names one */
-  het_precision *want = calloc((size_t)g->n_nodes, sizeof *want);
+  int *last = malloc((size_t)g->n_nodes * sizeof *last);
   bool *matched = malloc((size_t)g->n_nodes * sizeof *matched);
-  het_status st = want && matched ? HET_OK
+  het_status st = last && matched ? HET_OK
                                   : het_error(HET_ERR_OUT_OF_MEMORY,
                                               "policy: out of memory");
-  for (int i = 0; st == HET_OK && i < p->n_rules; i++) {
-    int unknown;
-    if (!p->rules[i].precision)
-      continue;
-    st = het_policy_match_graph(&p->rules[i], g, prefix, matched, &unknown);
-    for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
-      if (matched[n])
-        want[n] = p->rules[i].precision;
-  }
+  if (st == HET_OK)
+    st = het_last_precision_rules(p, g, prefix, matched, last);
   int count = 0;
   for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
-    count += want[n] != HET_PRECISION_ANY;
+    count += last[n] >= 0;
   const char **names =
       count ? het_arena_calloc(&s->arena, (size_t)count, sizeof *names) : NULL;
   bool *int8 =
@@ -307,13 +320,13 @@ het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
   if (st == HET_OK && count && (!names || !int8))
     st = het_error(HET_ERR_OUT_OF_MEMORY, "policy: out of memory");
   for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
-    if (want[n] != HET_PRECISION_ANY) {
+    if (last[n] >= 0) {
       names[out->n_names] = g->nodes[n].name;
-      int8[out->n_names++] = want[n] == HET_PRECISION_INT8;
+      int8[out->n_names++] = p->rules[last[n]].precision == HET_PRECISION_INT8;
     }
   out->names = names;
   out->int8 = int8;
-  free(want);
+  free(last);
   free(matched);
   return st;
 }
@@ -368,7 +381,6 @@ static void het_rule_fallback(het_rule_report *rep, const char *node,
   }
 }
 
-/* Applies rule i to the nodes of b it matches. */
 /* Rule i on the nodes of b it matches; last_precision[n]: the last rule
  * with a precision that matches node n (only that one's precision
  * applies to n: a later precision replaces an earlier one). */
@@ -443,17 +455,8 @@ het_status het_policy_apply(het_build_ctx *x, het_graph_build *b,
                       ? HET_OK
                       : het_error(HET_ERR_OUT_OF_MEMORY,
                                   "policy: out of memory");
-  for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
-    last_precision[n] = -1;
-  for (int i = 0; i < p->n_rules && st == HET_OK; i++) {
-    int unknown;
-    if (!p->rules[i].precision)
-      continue;
-    st = het_policy_match_graph(&p->rules[i], g, b->prefix, matched, &unknown);
-    for (int n = 0; st == HET_OK && n < g->n_nodes; n++)
-      if (matched[n])
-        last_precision[n] = i;
-  }
+  if (st == HET_OK)
+    st = het_last_precision_rules(p, g, b->prefix, matched, last_precision);
   for (int i = 0; i < p->n_rules && st == HET_OK; i++)
     st = het_policy_rule_apply(x, b, i, matched, last_precision, c);
   free(matched);
