@@ -260,6 +260,21 @@ bool het_dnnl_reorder_create(const dnnl_memory_desc_t *from,
   return ok;
 }
 
+het_status het_dnnl_stage_src(dnnl_primitive_t r,
+                              const dnnl_memory_desc_t *user, void *x,
+                              const dnnl_memory_desc_t *to, void **out) {
+  *out = x;
+  if (!r)
+    return HET_OK;
+  *out = het_dnnl_stage(0, dnnl_memory_desc_get_size(to));
+  if (!*out)
+    return het_error(HET_ERR_OUT_OF_MEMORY,
+                     "oneDNN: out of memory staging an input");
+  if (!het_dnnl_reorder_run(r, user, x, to, *out))
+    return het_error(HET_ERR_KERNEL, "oneDNN: reordering an input failed");
+  return HET_OK;
+}
+
 bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
                       const dnnl_memory_desc_t *tmd, void *to) {
   dnnl_engine_t eng = het_dnnl_engine();

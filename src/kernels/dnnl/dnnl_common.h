@@ -87,6 +87,14 @@ bool het_dnnl_reorder_create(const dnnl_memory_desc_t *from,
                              const dnnl_memory_desc_t *to,
                              dnnl_primitive_t *r);
 
+/* *out = x (laid out as user) in the layout a primitive wants (to): x
+ * itself when r is NULL, else x reordered by r into this thread's staging
+ * slot 0.  OUT_OF_MEMORY without the staging, ERR_KERNEL when the reorder
+ * fails (messages set). */
+het_status het_dnnl_stage_src(dnnl_primitive_t r,
+                              const dnnl_memory_desc_t *user, void *x,
+                              const dnnl_memory_desc_t *to, void **out);
+
 /* Reorders once from (fmd, from) to (tmd, to) with a temporary primitive. */
 bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
                       const dnnl_memory_desc_t *tmd, void *to);

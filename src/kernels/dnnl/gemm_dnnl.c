@@ -5,8 +5,9 @@
  * any other C is broadcast into Y and added by a sum post-op scaled by
  * beta.  Under cpu.precision=bf16 (het_kernel_prep.bf16) A and B are
  * bfloat16 (B converted once, A per call by a reorder into the thread's
- * staging), the sums and Y float32.  Entries are keyed by A's shape, built under the state's mutex and
- * read-only once published; scratchpads are per call, streams per thread.
+ * staging), the sums and Y float32.  Entries are keyed by A's shape,
+ * built under the state's mutex and read-only once published;
+ * scratchpads are per call, streams per thread.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -316,15 +317,12 @@ het_status het_gemm_dnnl_run(het_kernel_ctx *ctx, bool *done) {
     return HET_OK;
   if (s->cmode == C_SUM && !fill_c(c, y->data, y->dims[0], y->dims[1]))
     return HET_OK;
-  void *as = e->src_r
-                 ? het_dnnl_stage(0, dnnl_memory_desc_get_size(&e->p.src_md))
-                 : a->data;
-  if (!as)
-    return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY,
-                       "oneDNN Gemm: out of memory staging A");
-  if ((e->src_r && !het_dnnl_reorder_run(e->src_r, &e->src_user, a->data,
-                                         &e->p.src_md, as)) ||
-      !het_dnnl_prim_execute(&e->p, as, s->cmode == C_BIAS ? s->bias : NULL,
+  void *as;
+  st = het_dnnl_stage_src(e->src_r, &e->src_user, a->data, &e->p.src_md,
+                          &as);
+  if (st != HET_OK)
+    return het_lk_fail(ctx, st, "%s", het_last_error());
+  if (!het_dnnl_prim_execute(&e->p, as, s->cmode == C_BIAS ? s->bias : NULL,
                              y->data))
     return het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN matmul failed");
   *done = true;

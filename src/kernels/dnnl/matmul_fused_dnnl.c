@@ -136,13 +136,8 @@ het_status het_fmm_dnnl_run(const void *state, const het_tensor *a,
       het_tensor_count(a) != f->m * f->k || het_tensor_count(bias) != f->n ||
       bias->dtype != HET_DTYPE_FLOAT32)
     return HET_OK;
-  void *as = a->data;
-  if (f->a_r) { /* bfloat16 A, in this thread's staging */
-    as = het_dnnl_stage(0, dnnl_memory_desc_get_size(&f->p.src_md));
-    if (!as || !het_dnnl_reorder_run(f->a_r, &f->a_user, a->data,
-                                     &f->p.src_md, as))
-      return het_error(HET_ERR_KERNEL, "oneDNN matmul: staging A failed");
-  }
+  void *as; /* bfloat16 A: in this thread's staging */
+  HET_TRY(het_dnnl_stage_src(f->a_r, &f->a_user, a->data, &f->p.src_md, &as));
   if (!het_dnnl_prim_execute(&f->p, as, bias->data, y->data))
     return het_error(HET_ERR_KERNEL, "oneDNN matmul failed");
   *done = true;

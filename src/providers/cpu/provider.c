@@ -221,9 +221,9 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
   return het_cpu_estimator_plan(&s->est, graph, claims);
 }
 
-/* Under cpu.precision=bf16 the oneDNN Convs and MatMuls (their fused forms
- * too) of float32 tensors compute in bfloat16; everything else as its
- * tensors say. */
+/* Under cpu.precision=bf16 the nodes het_cpu_bf16_node names (oneDNN's
+ * float32 Convs, MatMuls, their fused forms and Gemms) compute in
+ * bfloat16; everything else as its tensors say. */
 static het_dtype het_cpu_compute_type(void *state, const het_graph *graph,
                                       int node) {
   const het_cpu_state *s = state;
