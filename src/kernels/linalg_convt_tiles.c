@@ -26,9 +26,6 @@
 
 /* Input columns per run: CT_BLOCK * (channels) floats of x stay in L1. */
 #define CT_BLOCK 128
-/* Tile width handled with a run per tile column (wider tiles: general
- * path). */
-#define CT_MAX_SW 8
 /* Output points per parallel chunk, at least. */
 #define CT_GRAIN 16384
 
@@ -63,7 +60,7 @@ typedef float ct_v16 __attribute__((vector_size(64)));
   static inline __attribute__((always_inline)) void ct_run2_##NV(            \
       const float *restrict x, int64_t xs, int64_t c,                        \
       const float *restrict wt, float bias, int64_t j0,                      \
-      float acc[CT_MAX_SW][CT_BLOCK]) {                                      \
+      float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK]) {                                      \
     ct_v16 v0[NV], v1[NV];                                                   \
     for (int q = 0; q < NV; q++)                                             \
       v0[q] = v1[q] = (ct_v16){0} + bias;                                    \
@@ -89,7 +86,7 @@ CT_RUN2(1)
 CT_CLONES static void ct_accumulate(const float *restrict x, int64_t xs,
                                     int64_t c, const float *restrict wt,
                                     int64_t sw, float bias, int64_t len,
-                                    float acc[CT_MAX_SW][CT_BLOCK]) {
+                                    float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK]) {
   int64_t j0 = 0;
   if (sw == 2) {
     for (; j0 + 64 <= len; j0 += 64)
@@ -112,7 +109,7 @@ CT_CLONES static void ct_accumulate(const float *restrict x, int64_t xs,
 }
 
 /* Interleaves the sw accumulators into one output row: y[j*sw + b]. */
-CT_CLONES static void ct_store(float acc[CT_MAX_SW][CT_BLOCK], int64_t sw,
+CT_CLONES static void ct_store(float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK], int64_t sw,
                                int64_t len, float *restrict y) {
   if (sw == 2) {
     const float *restrict t0 = acc[0], *restrict t1 = acc[1];
@@ -130,7 +127,7 @@ CT_CLONES static void ct_store(float acc[CT_MAX_SW][CT_BLOCK], int64_t sw,
 /* Rows [begin, end) of n * h input rows: every output row they own. */
 static void ct_rows(void *arg, int64_t begin, int64_t end) {
   const ct_job *jb = arg;
-  float acc[CT_MAX_SW][CT_BLOCK];
+  float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK];
   int64_t ow = jb->w * jb->sw, oh = jb->h * jb->sh;
   for (int64_t r = begin; r < end; r++) {
     int64_t n = r / jb->h, i = r % jb->h;
@@ -165,7 +162,7 @@ bool het_lk_convt_tiles_apply(const het_conv_geom *g, int64_t group,
     if (g->kernel[d] != g->stride[d] || g->dil[d] != 1 || g->pad_b[d] ||
         g->pad_e[d] || y->dims[2 + d] != g->in[d] * g->stride[d])
       return false;
-  return g->stride[1] <= CT_MAX_SW && y->dims[0] == x->dims[0] &&
+  return g->stride[1] <= HET_CONVT_TILES_MAX_W && y->dims[0] == x->dims[0] &&
          y->dims[1] == m;
 }
 

@@ -16,6 +16,7 @@
 #include "core/roofline.h"
 #include "core/status.h"
 #include "kernels/kernel.h"
+#include "kernels/linalg_convt_tiles.h"
 #include "providers/cpu/layout.h"
 
 /* Fitted on 2026-12-05 by `bench/estimates.py --derive` (twice) and
@@ -248,7 +249,7 @@ bool het_cpu_convt_tiles(const het_graph *g, int node) {
     return false;
   for (int d = 0; d < 2; d++) {
     int64_t kd = k && nk == 2 ? k[d] : het_cpu_dim(g, w, 2 + d);
-    if (kd != st[d] || (d == 1 && kd > 8)) /* the kernel's widest tile */
+    if (kd != st[d] || (d == 1 && kd > HET_CONVT_TILES_MAX_W))
       return false;
   }
   return true;
