@@ -1,6 +1,6 @@
-/* file.c — reading files that come from anywhere (models, external data,
- * policies, plan files): only regular files are opened, and the open
- * never blocks.
+/* file.c — reading (or mapping) files that come from anywhere (models,
+ * external data, policies, plan files): only regular files are opened,
+ * and the open never blocks.
  */
 #include "core/file.h"
 
@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,20 @@ het_status het_open_regular(const char *path, const char *what, int *fd,
     return het_error(HET_ERR_IO, "%s: not a regular file", what);
   }
   *size = (uint64_t)sb.st_size;
+  return HET_OK;
+}
+
+het_status het_map_fd(int fd, size_t size, bool populate, const char *what,
+                      void **base) {
+  void *p = mmap(NULL, size, PROT_READ,
+                 MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED)
+    return het_error(err == ENOMEM ? HET_ERR_OUT_OF_MEMORY : HET_ERR_IO,
+                     "%s: cannot map %zu bytes: %s", what, size,
+                     strerror(err));
+  *base = p;
   return HET_OK;
 }
 

@@ -295,12 +295,10 @@ het_status het_plan_file_open(const char *path, unsigned later,
     return het_plan_bad(path, "%llu bytes is not a plan file's size",
                         (unsigned long long)size);
   }
-  void *base = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int err = errno;
-  close(fd);
-  if (base == MAP_FAILED)
-    return het_error(HET_ERR_IO, "plan '%s': cannot map: %s", path,
-                     strerror(err));
+  char what[300];
+  snprintf(what, sizeof what, "plan '%.280s'", path);
+  void *base;
+  HET_TRY(het_map_fd(fd, (size_t)size, false, what, &base));
   het_plan_file *f = calloc(1, sizeof *f);
   if (!f) {
     munmap(base, (size_t)size);

@@ -5,7 +5,6 @@
  */
 #include "onnx/loader.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -271,28 +270,22 @@ static het_status het_onnx_map_file(const char *path, void **map,
   int fd;
   uint64_t fsize;
   HET_TRY(het_open_regular(path, path, &fd, &fsize));
-  het_status st = HET_OK;
   *map = NULL;
   *size = 0;
-  if (fsize > (uint64_t)HET_ONNX_MAX_MODEL_BYTES)
-    st = het_error(HET_ERR_IO,
-                   "%s: file is %llu bytes, more than the %zu accepted", path,
-                   (unsigned long long)fsize,
-                   (size_t)HET_ONNX_MAX_MODEL_BYTES);
-  if (st == HET_OK && fsize) {
-    void *p = mmap(NULL, (size_t)fsize, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
-                   fd, 0);
-    if (p == MAP_FAILED)
-      st = het_error(errno == ENOMEM ? HET_ERR_OUT_OF_MEMORY : HET_ERR_IO,
-                     "%s: cannot map %llu bytes: %s", path,
-                     (unsigned long long)fsize, strerror(errno));
-    else {
-      *map = p;
-      *size = (size_t)fsize;
-    }
+  if (!fsize) {
+    close(fd);
+    return HET_OK;
   }
-  close(fd);
-  return st;
+  if (fsize > (uint64_t)HET_ONNX_MAX_MODEL_BYTES) {
+    close(fd);
+    return het_error(HET_ERR_IO,
+                     "%s: file is %llu bytes, more than the %zu accepted",
+                     path, (unsigned long long)fsize,
+                     (size_t)HET_ONNX_MAX_MODEL_BYTES);
+  }
+  HET_TRY(het_map_fd(fd, (size_t)fsize, true, path, map));
+  *size = (size_t)fsize;
+  return HET_OK;
 }
 
 het_status het_onnx_load_file(const char *path, het_graph **out) {
