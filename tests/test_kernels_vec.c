@@ -639,22 +639,36 @@ START_TEST(test_quant_vec) {
         EXPECT(mn == wmn && mx == wmx, "minmax of %d: [%a, %a], want [%a, %a]",
                len, mn, mx, wmn, wmx);
       }
-      /* add: a and b are two quantized arrays, c = Q(DQ(a) + DQ(b)) */
+      /* add: a and b are two quantized arrays, c = Q(DQ(a) + DQ(b)) with
+       * the scale ratios: exactly what quant_vec.h says, and at most one
+       * step from the three ops one by one (more than that, or an
+       * exactness that holds only for the ratios' ties, fails) */
       for (int i = 0; i < n; i++) {
         a[i] = (uint8_t)(i * 37);
         b[i] = (uint8_t)(i * 101 + 7);
       }
       const float as = 0.05f, bs = 0.0375f, cs = 0.07f;
+      const float ra = as / cs, rb = bs / cs;
+      int apart = 0, total = 0;
       for (int len = 1; len <= n; len += len < 40 ? 1 : 97) {
         het_quant_vec_add(a, as, zp, b, bs, zp / 2, cs, zp, sgn, c, len);
         for (int i = 0; i < len; i++) {
-          float f = (float)(q_get(a, sgn, i) - zp) * as +
-                    (float)(q_get(b, sgn, i) - zp / 2) * bs;
-          int32_t want = q_ref(f, cs, zp, sgn), got = q_get(c, sgn, i);
+          int32_t da = q_get(a, sgn, i) - zp, db = q_get(b, sgn, i) - zp / 2;
+          float r = fmaf((float)db, rb, (float)da * ra);
+          int32_t want = q_ref(r, 1.0f, zp, sgn), got = q_get(c, sgn, i);
+          int32_t ops = q_ref((float)da * as + (float)db * bs, cs, zp, sgn);
           EXPECT(got == want, "add %d + %d: %d, want %d", q_get(a, sgn, i),
                  q_get(b, sgn, i), got, want);
+          EXPECT(abs(got - ops) <= 1, "add %d + %d: %d, %d one op at a time",
+                 q_get(a, sgn, i), q_get(b, sgn, i), got, ops);
+          apart += got != ops;
+          total++;
         }
       }
+      /* these scales make ties (a sum of steps of 0.05 and 0.0375 lying
+       * on a half-step of 0.07), where the two may part; few do */
+      EXPECT(apart * 20 < total, "add: %d of %d one step from the three ops",
+             apart, total);
     }
 }
 END_TEST

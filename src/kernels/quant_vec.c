@@ -1,5 +1,6 @@
 /* quant_vec.c — the array loops of quant_vec.h: an AVX-512 body of 16
- * elements a step (float division, cvtps_epi32 under the default
+ * elements a step (float division or fused multiply-add as each function
+ * says, cvtps_epi32 under the default
  * round-to-nearest-even mode, saturation by clamping in int32), and the
  * scalar loop that finishes the tail and serves other CPUs. */
 #include "kernels/quant_vec.h"
@@ -76,22 +77,20 @@ QV_TARGET static int64_t qv_dequantize_avx512(const void *q, bool is_signed,
   return i;
 }
 
-QV_TARGET static int64_t qv_add_avx512(const void *a, float as, int32_t az,
-                                       const void *b, float bs, int32_t bz,
-                                       float cs, int32_t cz, bool is_signed,
-                                       void *c, int64_t n) {
-  __m512 sa = _mm512_set1_ps(as), sb = _mm512_set1_ps(bs),
-         sc = _mm512_set1_ps(cs);
+QV_TARGET static int64_t qv_add_avx512(const void *a, float ra, int32_t az,
+                                       const void *b, float rb, int32_t bz,
+                                       int32_t cz, bool is_signed, void *c,
+                                       int64_t n) {
+  __m512 sa = _mm512_set1_ps(ra), sb = _mm512_set1_ps(rb);
   __m512i za = _mm512_set1_epi32(az), zb = _mm512_set1_epi32(bz);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 fa = _mm512_mul_ps(
         _mm512_cvtepi32_ps(_mm512_sub_epi32(qv_load16(a, is_signed, i), za)),
         sa);
-    __m512 fb = _mm512_mul_ps(
-        _mm512_cvtepi32_ps(_mm512_sub_epi32(qv_load16(b, is_signed, i), zb)),
-        sb);
-    qv_store16(c, is_signed, i, _mm512_div_ps(_mm512_add_ps(fa, fb), sc), cz);
+    __m512 db =
+        _mm512_cvtepi32_ps(_mm512_sub_epi32(qv_load16(b, is_signed, i), zb));
+    qv_store16(c, is_signed, i, _mm512_fmadd_ps(db, sb, fa), cz);
   }
   return i;
 }
@@ -150,12 +149,13 @@ void het_quant_vec_dequantize(const void *q, bool is_signed, int32_t zp,
 void het_quant_vec_add(const void *a, float as, int32_t az, const void *b,
                        float bs, int32_t bz, float cs, int32_t cz,
                        bool is_signed, void *c, int64_t n) {
-  int64_t i = qv_avx512() ? qv_add_avx512(a, as, az, b, bs, bz, cs, cz,
-                                          is_signed, c, n)
+  float ra = as / cs, rb = bs / cs;
+  int64_t i = qv_avx512() ? qv_add_avx512(a, ra, az, b, rb, bz, cz, is_signed,
+                                          c, n)
                           : 0;
   for (; i < n; i++) {
-    float fa = (float)(qv_load(a, is_signed, i) - az) * as;
-    float fb = (float)(qv_load(b, is_signed, i) - bz) * bs;
-    qv_store(c, is_signed, i, qv_round_sat((fa + fb) / cs, cz, is_signed));
+    float fa = (float)(qv_load(a, is_signed, i) - az) * ra;
+    float db = (float)(qv_load(b, is_signed, i) - bz);
+    qv_store(c, is_signed, i, qv_round_sat(fmaf(db, rb, fa), cz, is_signed));
   }
 }

@@ -19,9 +19,13 @@ void het_quant_vec_dequantize(const void *q, bool is_signed, int32_t zp,
 /* Folds the smallest and largest of x[0..n) into *mn and *mx (NaN
  * elements skipped). */
 void het_quant_vec_minmax(const float *x, int64_t n, float *mn, float *mx);
-/* c[i] = saturate(round(((float)(a[i] - az) * as + (float)(b[i] - bz) *
- * bs) / cs) + cz): DequantizeLinear, Add and QuantizeLinear in one pass,
- * all three 8-bit arrays of one signedness. */
+/* c[i] = saturate(round(fma((float)(b[i] - bz), rb, (float)(a[i] - az) *
+ * ra)) + cz) with ra = as / cs and rb = bs / cs: DequantizeLinear, Add
+ * and QuantizeLinear in one pass, all three 8-bit arrays of one
+ * signedness.  Multiplying by the ratios (as ONNX Runtime's QLinearAdd
+ * does) instead of dividing the float sum by cs may round a value lying
+ * within a float rounding of a half-step to the other side: at most one
+ * step apart from the three ops run one by one. */
 void het_quant_vec_add(const void *a, float as, int32_t az, const void *b,
                        float bs, int32_t bz, float cs, int32_t cz,
                        bool is_signed, void *c, int64_t n);
