@@ -11,10 +11,14 @@ Usage: /usr/bin/python3 bench/estimates.py [--build DIR] [--models-dir DIR]
 The models of bench/ (bench/perf/gen_models.py: resnet18, resnet50,
 mobilenet_v2, squeezenet1_1, bert4, mlp4; bench/vad/gen_vad_model.py: vad;
 bench/micro/gen_models.py: resize_linear, resize_nearest, f16_cnn,
-f16_elementwise, f16_mlp) and the dynamic-shape ones of
+f16_elementwise, f16_mlp, qop_conv) and the dynamic-shape ones of
 tests/models/gen_detector.py (detector, segmenter, recognizer, given
 --shape) are generated into --models-dir (default /tmp/hetrt-estimates)
-when missing.
+when missing, and so are resnet18_int8, resnet50_int8, mobilenet_v2_int8,
+bert4_int8 (`hetrt quantize --random 4 --method minmax` of the perf
+models) and bert4_dynamic (`--dynamic`); the case qop_conv_novnni runs
+qop_conv under ONEDNN_MAX_CPU_ISA=AVX512_CORE (the reference int8
+kernels).
 Then, by default, for each case (model, shapes):
 
   estimated  `partview MODEL [--shape ..] --format json --threads 1`
@@ -91,10 +95,29 @@ CASES = [
     ("f16_cnn", []),
     ("f16_elementwise", []),
     ("f16_mlp", []),
+    ("resnet18_int8", []),
+    ("resnet50_int8", []),
+    ("mobilenet_v2_int8", []),
+    ("bert4_int8", []),
+    ("bert4_dynamic", []),
+    ("qop_conv", []),
+    ("qop_conv_novnni", []),
 ]
 PERF_MODELS = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "bert4", "mlp4")
 DYNAMIC_MODELS = ("detector", "segmenter", "recognizer")
-MICRO_MODELS = ("resize_linear", "resize_nearest", "f16_cnn", "f16_elementwise", "f16_mlp")
+MICRO_MODELS = ("resize_linear", "resize_nearest", "f16_cnn", "f16_elementwise", "f16_mlp",
+                "qop_conv")
+# QDQ models `hetrt quantize` writes from the perf models (minmax, 4 random
+# input sets: the time of a node does not depend on its ranges), and
+# bert4's dynamic quantization.
+INT8_MODELS = {"resnet18_int8": ("resnet18", ["--random", "4", "--method", "minmax"]),
+               "resnet50_int8": ("resnet50", ["--random", "4", "--method", "minmax"]),
+               "mobilenet_v2_int8": ("mobilenet_v2", ["--random", "4", "--method", "minmax"]),
+               "bert4_int8": ("bert4", ["--random", "4", "--method", "minmax"]),
+               "bert4_dynamic": ("bert4", ["--dynamic"])}
+# A case run as another case's file under an environment: qop_conv with
+# oneDNN held below VNNI, so the quantized ops run on the reference kernels.
+ALIASES = {"qop_conv_novnni": ("qop_conv", {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"})}
 
 # Device profiles for --derive: one side of the roofline made free.
 RATE = 1e9  # the side that is kept: 1 GFLOP/s or 1 GB/s, so est * 1e9
@@ -105,7 +128,9 @@ PROFILE_BYTES = "provider: cpu\npeak_flops: %g\nmemory_bandwidth: %g\n" % (FREE,
 # The rows of estimate.c's table, in its order; BLAS rows' compute is
 # relative to OpenBLAS's one-thread rate, the others' to the kernels' GEMM.
 ROWS = ("gemm", "conv_nchw", "conv_transpose", "conv_transpose_tiles", "recurrent",
-        "depthwise_nhwc", "depthwise_nchw", "elementwise", "resize", "movement", "view")
+        "depthwise_nhwc", "depthwise_nchw", "elementwise", "resize", "movement", "view",
+        "int8", "int8_depthwise", "int8_reference")
+QUANTIZED = ("QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger")
 BLAS_ROWS = ("conv_transpose", "recurrent")
 # core/roofline.c's op lists, as far as the rows need them.
 PRODUCTS = ("Conv", "FusedConv", "ConvInteger", "QLinearConv", "ConvTranspose", "MatMul",
@@ -114,8 +139,11 @@ RECURRENT = ("LSTM", "GRU", "RNN")
 VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size")
 
 
-def generate(models_dir, names):
+def generate(args, names):
+    models_dir = args.models_dir
     os.makedirs(models_dir, exist_ok=True)
+    names = sorted({ALIASES.get(n, (n,))[0] for n in names})
+    names = sorted(set(names) | {INT8_MODELS[n][0] for n in names if n in INT8_MODELS})
     missing = [n for n in names if not os.path.exists(os.path.join(models_dir, n + ".onnx"))]
     perf = [n for n in missing if n in PERF_MODELS]
     dyn = [n for n in missing if n in DYNAMIC_MODELS]
@@ -132,6 +160,19 @@ def generate(models_dir, names):
     if any(n in MICRO_MODELS for n in missing):
         subprocess.run([sys.executable, os.path.join(HERE, "micro", "gen_models.py"),
                         models_dir], check=True)
+    for n in missing:
+        if n in INT8_MODELS:
+            src, how = INT8_MODELS[n]
+            subprocess.run([os.path.join(args.build, "hetrt"), "quantize",
+                            os.path.join(models_dir, src + ".onnx"), "-o",
+                            os.path.join(models_dir, n + ".onnx"), "--holdout", "0"] + how,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def case_file(args, name):
+    """(the ONNX file of case name, the environment to run it in)."""
+    base, env = ALIASES.get(name, (name, {}))
+    return os.path.join(args.models_dir, base + ".onnx"), dict(os.environ, **env)
 
 
 def shape_args(shapes):
@@ -148,16 +189,17 @@ def option_args(options):
     return out
 
 
-def partview_json(args, model, shapes, extra=()):
+def partview_json(args, model, shapes, extra=(), env=None):
     cmd = [os.path.join(args.build, "partview"), model, "--format", "json",
            "--threads", "1"] + shape_args(shapes) + option_args(args.option) + list(extra)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False,
+                       env=env)
     if p.returncode:
         sys.exit("partview failed (%s): %s" % (" ".join(cmd), p.stderr.decode()))
     return json.loads(p.stdout.decode())
 
 
-def bench_median(args, model, shapes, trace=None, extra=()):
+def bench_median(args, model, shapes, trace=None, extra=(), env=None):
     """`hetrt bench` (or, with trace, `hetrt profile -o TRACE`): the median
     run time in ms."""
     cmd = ["taskset", "-c", str(args.cpu)] if shutil.which("taskset") else []
@@ -166,7 +208,8 @@ def bench_median(args, model, shapes, trace=None, extra=()):
     cmd += shape_args(shapes) + option_args(args.option) + list(extra)
     if trace:
         cmd += ["-o", trace]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False,
+                       env=env)
     out = p.stdout.decode("utf-8", "replace")
     m = re.search(r"^median_ms=([0-9.]+)", out, re.M)
     if p.returncode or not m:
@@ -201,14 +244,14 @@ def trace_node_medians(path):
     return out
 
 
-def least_disturbed_times(args, model, shapes, tmp, extra=()):
+def least_disturbed_times(args, model, shapes, tmp, extra=(), env=None):
     """(the lowest of --rounds medians in ms, per node the lowest of the
     rounds' median times): the least disturbed round counts, node by
     node."""
     best_med, best = None, {}
     for k in range(args.rounds):
         trace = os.path.join(tmp, "trace%d.json" % k)
-        med = bench_median(args, model, shapes, trace=trace, extra=extra)
+        med = bench_median(args, model, shapes, trace=trace, extra=extra, env=env)
         best_med = med if best_med is None else min(best_med, med)
         for name, (prov, secs) in trace_node_medians(trace).items():
             if name not in best or secs < best[name][1]:
@@ -253,12 +296,16 @@ def model_facts(model):
 
     def walk(graph, shapes):
         shapes = dict(shapes, **{t.name: list(t.dims) for t in graph.initializer})
+        for n in graph.node:  # a QDQ model's weight: its DequantizeLinear's input
+            if n.op_type == "DequantizeLinear" and n.input[0] in shapes:
+                shapes[n.output[0]] = shapes[n.input[0]]
         for i, n in enumerate(graph.node):
             name = n.name or "%s_%d" % (n.op_type, i)
             half[name] = bool(n.output) and types.get(n.output[0]) in (
                 onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
-            w = shapes.get(n.input[1]) if len(n.input) > 1 else None
-            if n.op_type in ("Conv", "ConvTranspose"):
+            wi = 3 if n.op_type == "QLinearConv" else 1
+            w = shapes.get(n.input[wi]) if len(n.input) > wi else None
+            if n.op_type in ("Conv", "ConvTranspose", "QLinearConv"):
                 g = next((a.i for a in n.attribute if a.name == "group"), 1)
                 cin = None if not w else w[0] if n.op_type == "ConvTranspose" else w[1] * g
                 groups[name] = (g, cin, n.op_type == "ConvTranspose" and
@@ -274,9 +321,15 @@ def model_facts(model):
     return groups, half, recurrent
 
 
-def node_row(node, flops, groups, nhwc):
-    """The row of estimate.c's table a node's estimate uses."""
+def node_row(node, flops, groups, nhwc, novnni=False):
+    """The row of estimate.c's table a node's estimate uses (novnni: the
+    int8 kernels are the reference ones)."""
     op = node["op_type"]
+    if op in QUANTIZED:
+        if op == "ConvInteger" or novnni:
+            return "int8_reference"
+        g, cin, _ = groups.get(node["name"], (1, None, False))
+        return "int8_depthwise" if op == "QLinearConv" and g > 1 and cin and g == cin else "int8"
     if op in ("Conv", "FusedConv"):
         g, cin, _ = groups.get(re.sub(r"_part\d+$", "", node["name"]), (1, None, False))
         if g > 1 and cin and g == cin:
@@ -305,14 +358,16 @@ def derive(args, cases, path):
         with open(pb, "w") as f:
             f.write(PROFILE_BYTES)
         for name, shapes in cases:
-            model = os.path.join(args.models_dir, name + ".onnx")
-            _, times = least_disturbed_times(args, model, shapes, tmp)
+            model, env = case_file(args, name)
+            _, times = least_disturbed_times(args, model, shapes, tmp, env=env)
             raw = ["--option", "cpu.estimate=roofline"]
-            jf = partview_json(args, model, shapes, raw + ["--devices", pf])
-            jb = partview_json(args, model, shapes, raw + ["--devices", pb])
-            jc = partview_json(args, model, shapes)
-            jn = partview_json(args, model, shapes, ["--option", "cpu.layout=nchw"])
-            jd = partview_json(args, model, shapes, ["--option", "cpu.conv_algo=direct"])
+            jf = partview_json(args, model, shapes, raw + ["--devices", pf], env=env)
+            jb = partview_json(args, model, shapes, raw + ["--devices", pb], env=env)
+            jc = partview_json(args, model, shapes, env=env)
+            jn = partview_json(args, model, shapes, ["--option", "cpu.layout=nchw"], env=env)
+            jd = partview_json(args, model, shapes, ["--option", "cpu.conv_algo=direct"],
+                               env=env)
+            novnni = bool(ALIASES.get(name, (name, {}))[1])
             groups, half, recurrent = model_facts(model)
             batch = int(shapes[0].split("=")[1].split("x")[0]) if shapes else 1
             for nf, nb, nc, nn, nd in zip(jf["nodes"], jb["nodes"], jc["nodes"], jn["nodes"],
@@ -321,7 +376,7 @@ def derive(args, cases, path):
                     continue
                 flops, nbytes = nf["est_seconds"] * RATE, nb["est_seconds"] * RATE
                 nhwc = abs(nc["est_seconds"] - nn["est_seconds"]) > 1e-12
-                row = node_row(nf, flops, groups, nhwc)
+                row = node_row(nf, flops, groups, nhwc, novnni)
                 if row == "conv_transpose":  # its column buffer, as estimate.c
                     g, cin, _ = groups.get(nf["name"], (1, None, False))
                     nbytes = 4 * flops / (cin // g) if cin else nbytes
@@ -481,11 +536,11 @@ def emu_compare(args, cases, profile):
              "|---|---|---:|---:|---:|---:|"]
     with tempfile.TemporaryDirectory() as tmp:
         for name, shapes in cases:
-            model = os.path.join(args.models_dir, name + ".onnx")
+            model, env = case_file(args, name)
             shape = " ".join(shapes) or "(file)"
-            j = partview_json(args, model, shapes, extra)
+            j = partview_json(args, model, shapes, extra, env=env)
             try:
-                med, times = least_disturbed_times(args, model, shapes, tmp, extra)
+                med, times = least_disturbed_times(args, model, shapes, tmp, extra, env=env)
             except RunFailed as e:
                 why = [l for l in str(e).splitlines() if "hetrt profile:" in l]
                 lines.append("| %s | %s | - | %.3f | run failed: %s | - |" % (
@@ -550,14 +605,14 @@ def table_markdown(rows, header):
 def compare(args, cases):
     rows = []
     for name, shapes in cases:
-        model = os.path.join(args.models_dir, name + ".onnx")
-        j = partview_json(args, model, shapes)
+        model, env = case_file(args, name)
+        j = partview_json(args, model, shapes, env=env)
         rows.append({"model": name, "shape": " ".join(shapes), "shapes": shapes,
                      "est_ms": j["estimates"]["total_seconds"] * 1e3, "meas": []})
     for _ in range(args.rounds):
         for r in rows:
-            model = os.path.join(args.models_dir, r["model"] + ".onnx")
-            r["meas"].append(bench_median(args, model, r["shapes"]))
+            model, env = case_file(args, r["model"])
+            r["meas"].append(bench_median(args, model, r["shapes"], env=env))
     for r in rows:
         r["meas_ms"] = min(r["meas"])
     cmd = "/usr/bin/python3 bench/estimates.py --runs %d --rounds %d%s%s" % (
@@ -598,7 +653,7 @@ def main():
         return
     want = set(args.models.split(",")) if args.models else None
     cases = [c for c in CASES if want is None or c[0] in want]
-    generate(args.models_dir, sorted({c[0] for c in cases}))
+    generate(args, sorted({c[0] for c in cases}))
     try:
         if args.derive:
             derive(args, cases, args.derive)

@@ -17,6 +17,7 @@
 #include "core/ir.h"
 #include "core/roofline.h"
 #include "hetrt/hetrt.h"
+#include "kernels/kernel.h"
 #include "providers/cpu/estimate.h"
 
 #define RESNET_BLOCK HETRT_TEST_DATA "/optimizer/resnet_block/model.onnx"
@@ -335,6 +336,72 @@ END_TEST
 
 /* Every row's estimate grows with the work (a view's may stay) and never
  * with the threads. */
+/* x[1,cin,8,8] (uint8) -> op -> y[1,cout,8,8], a 3x3 weight of cin /
+ * group input channels at input w_at (3: QLinearConv's; 1: ConvInteger's
+ * and Conv's), its other inputs scalars; the node. */
+static int add_qconv(het_graph *g, const char *op, const char *tag,
+                     int64_t cin, int64_t cout, int64_t group, int w_at) {
+  int64_t xd[] = {1, cin, 8, 8}, yd[] = {1, cout, 8, 8},
+          wd[] = {cout, cin / group, 3, 3};
+  int in[8];
+  char name[32];
+  for (int i = 0; i < 8; i++) {
+    snprintf(name, sizeof name, "%s_%d", tag, i);
+    in[i] = i == 0   ? cg_add_value(g, name, HET_VALUE_GRAPH_INPUT, xd, 4)
+            : i == w_at ? cg_add_value(g, name, HET_VALUE_INITIALIZER, wd, 4)
+                      : cg_add_value(g, name, HET_VALUE_INITIALIZER, NULL, 0);
+  }
+  snprintf(name, sizeof name, "%s_y", tag);
+  bool qlinear = strcmp(op, "QLinearConv") == 0, fl = strcmp(op, "Conv") == 0;
+  int y = cg_add_value(g, name, 0, yd, 4);
+  if (!fl) {
+    g->values[in[0]].dtype = HET_DTYPE_UINT8;
+    g->values[in[w_at]].dtype = HET_DTYPE_INT8;
+    g->values[y].dtype = qlinear ? HET_DTYPE_UINT8 : HET_DTYPE_INT32;
+  }
+  int n = cg_add_node(g, op, in, qlinear ? 8 : fl ? 2 : 3, y);
+  if (group != 1)
+    set_ints(g, n, "group", &group, 0);
+  return n;
+}
+
+/* The quantized products have rows of their own: on oneDNN's int8
+ * kernels (a VNNI CPU) a QLinearConv costs a fraction of the float Conv
+ * of its shape, a depthwise one its own row; ConvInteger, and any of them
+ * without those kernels, the reference row, which costs more than
+ * float. */
+START_TEST(test_int8_rows) {
+  het_graph *g;
+  ck_assert_int_eq(het_graph_create(&g), HET_OK);
+  int q = add_qconv(g, "QLinearConv", "q", 64, 64, 1, 3);
+  int dw = add_qconv(g, "QLinearConv", "d", 64, 64, 64, 3);
+  int ci = add_qconv(g, "ConvInteger", "i", 64, 64, 1, 1);
+  int f = add_qconv(g, "Conv", "f", 64, 64, 1, 1);
+  het_cpu_estimator e;
+  estimator_init(&e, 1);
+  e.winograd = false;
+  ck_assert_int_eq(het_cpu_estimator_plan(&e, g, NULL), HET_OK);
+  bool fast = het_kernels_int8_fast();
+  ck_assert_int_eq(row_of(&e, g, q),
+                   fast ? HET_CPU_ROW_INT8 : HET_CPU_ROW_INT8_REFERENCE);
+  ck_assert_int_eq(row_of(&e, g, dw), fast ? HET_CPU_ROW_INT8_DEPTHWISE
+                                           : HET_CPU_ROW_INT8_REFERENCE);
+  ck_assert_int_eq(row_of(&e, g, ci), HET_CPU_ROW_INT8_REFERENCE);
+  /* 2 * 64 * 64 * 9 * 64 FLOPs each (the depthwise 64 times fewer) */
+  double fl = 2.0 * 64 * 64 * 9 * 64;
+  const het_cpu_row_cost *ref = het_cpu_row_cost_get(HET_CPU_ROW_INT8_REFERENCE);
+  ASSERT_CLOSE(estimate(&e, g, ci), ref->compute * fl / 100e9);
+  ck_assert(estimate(&e, g, ci) > estimate(&e, g, f));
+  if (fast)
+    ck_assert(estimate(&e, g, q) < 0.5 * estimate(&e, g, f));
+  else
+    ASSERT_CLOSE(estimate(&e, g, q), ref->compute * fl / 100e9);
+  ck_assert(estimate(&e, g, dw) < estimate(&e, g, q));
+  het_cpu_estimator_deinit(&e);
+  het_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(test_monotone) {
   het_graph *g;
   ck_assert_int_eq(het_graph_create(&g), HET_OK);
@@ -447,6 +514,7 @@ static Suite *estimate_suite(void) {
   tcase_add_test(core, test_rows_follow_layout);
   tcase_add_test(core, test_rows_keep_own_shapes);
   tcase_add_test(core, test_estimates_by_hand);
+  tcase_add_test(core, test_int8_rows);
   tcase_add_test(core, test_monotone);
   tcase_add_test(core, test_roofline_option);
   suite_add_tcase(s, core);

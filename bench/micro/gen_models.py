@@ -10,7 +10,9 @@
 and of 2026-12-05:
   convt_16x16, convt_16x1: ConvTranspose 2x2 stride 2 with bias, 16 -> 16
     channels on 160x160 and 16 -> 1 on 320x320 (the DBNet detector head's
-    up-sampling, tests/models/gen_detector.py)."""
+    up-sampling, tests/models/gen_detector.py);
+  qop_conv: QuantizeLinear, QLinearConv, ConvInteger, Cast (int8 rows of
+    the estimate table)."""
 import os
 import sys
 
@@ -72,3 +74,24 @@ for name, cout, hw in (("convt_16x16", 16, 160), ("convt_16x1", 1, 320)):
     save(name, [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=[2, 2],
                                  strides=[2, 2])],
          [1, 16, hw, hw], [1, cout, 2 * hw, 2 * hw], inits)
+
+# qop_conv: the quantized operators as written (not QDQ): QuantizeLinear,
+# QLinearConv 64 -> 64 3x3 on 28x28, ConvInteger 64 -> 64 3x3, Cast; for
+# the estimate table's int8 rows (bench/estimates.py runs it with and
+# without VNNI kernels).
+u8, s8 = np.uint8, np.int8
+inits = [numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+         numpy_helper.from_array(np.array(128, u8), "xz"),
+         numpy_helper.from_array(rng.integers(-60, 60, (64, 64, 3, 3)).astype(s8), "w"),
+         numpy_helper.from_array(np.full(64, 0.002, np.float32), "ws"),
+         numpy_helper.from_array(np.zeros(64, s8), "wz"),
+         numpy_helper.from_array(np.array(0.1, np.float32), "ys"),
+         numpy_helper.from_array(np.array(128, u8), "yz"),
+         numpy_helper.from_array(rng.integers(-60, 60, (64, 64, 3, 3)).astype(s8), "w2")]
+save("qop_conv", [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+                  helper.make_node("QLinearConv", ["xq", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                                   ["c"], pads=[1] * 4, name="qlinear_conv"),
+                  helper.make_node("ConvInteger", ["c", "w2", "yz"], ["ci"], pads=[1] * 4,
+                                   name="conv_integer"),
+                  helper.make_node("Cast", ["ci"], ["y"], to=F)],
+     [1, 64, 28, 28], [1, 64, 28, 28], inits)

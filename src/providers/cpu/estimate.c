@@ -44,6 +44,16 @@ static const het_cpu_row_cost het_cpu_row_costs[HET_CPU_ROWS] = {
     [HET_CPU_ROW_RESIZE] = {"resize", false, 0, 9.3, 0},
     [HET_CPU_ROW_MOVEMENT] = {"movement", false, 0, 2.2, 0.58e-6},
     [HET_CPU_ROW_VIEW] = {"view", false, 0, 0.42, 0.31e-6},
+    /* fitted apart, on the 7 int8 cases of bench/estimates.py (2 x 314
+     * nodes; 2026-12-05): the QDQ models hetrt quantize writes from
+     * resnet18, resnet50, mobilenet_v2 and bert4, bert4 --dynamic, and
+     * qop_conv */
+    [HET_CPU_ROW_INT8] = {"int8", false, 0.27, 2.4, 0},
+    [HET_CPU_ROW_INT8_DEPTHWISE] = {"int8_depthwise", false, 2.2, 0.29,
+                                    1.1e-6},
+    /* one shape (qop_conv's 64x64 3x3 on 28x28, 6 node times: 18-22x the
+     * float32 GEMM's time), so compute alone */
+    [HET_CPU_ROW_INT8_REFERENCE] = {"int8_reference", false, 20, 0, 0},
 };
 
 const double het_cpu_winograd_gain = 1.48;
@@ -80,6 +90,29 @@ void het_cpu_estimator_deinit(het_cpu_estimator *e) {
     free(e->memos[i].nhwc);
   free(e->memos);
   pthread_mutex_destroy(&e->mu);
+}
+
+/* The row of a quantized product (QLinearConv, QLinearMatMul,
+ * MatMulInteger, ConvInteger); false for any other node.  The fast
+ * kernels are process-wide (oneDNN and a VNNI CPU); ConvInteger has
+ * none. */
+static bool het_cpu_int8_row(const het_graph *g, const het_node *n,
+                             het_cpu_row *row) {
+  bool conv = strcmp(n->op_type, "QLinearConv") == 0;
+  if (!conv && strcmp(n->op_type, "QLinearMatMul") != 0 &&
+      strcmp(n->op_type, "MatMulInteger") != 0 &&
+      strcmp(n->op_type, "ConvInteger") != 0)
+    return false;
+  if (strcmp(n->op_type, "ConvInteger") == 0 || !het_kernels_int8_fast()) {
+    *row = HET_CPU_ROW_INT8_REFERENCE;
+    return true;
+  }
+  int w = het_node_input(n, 3);
+  bool depthwise = conv && het_node_attr_int(n, "group", 1) > 1 && w >= 0 &&
+                   g->values[w].shape.rank >= 3 &&
+                   g->values[w].shape.dims[1].value == 1;
+  *row = depthwise ? HET_CPU_ROW_INT8_DEPTHWISE : HET_CPU_ROW_INT8;
+  return true;
 }
 
 static bool het_cpu_is_conv(const het_node *n) {
@@ -181,6 +214,8 @@ het_status het_cpu_estimate_row(het_cpu_estimator *e, const het_graph *g,
                                 int node, het_cpu_row *row) {
   const het_node *n = &g->nodes[node];
   bool nhwc = false;
+  if (het_cpu_int8_row(g, n, row))
+    return HET_OK;
   switch (het_roofline_op_class(g, node)) {
   case HET_ROOFLINE_GEMM:
     if (strcmp(n->op_type, "ConvTranspose") == 0) {

@@ -16,8 +16,8 @@
 /* The rows of the table: a core class (het_roofline_op_class), split
  * where the CPU kernels run its nodes differently. */
 typedef enum het_cpu_row {
-  HET_CPU_ROW_GEMM,           /* products on oneDNN (MatMul, Gemm, their
-                                 fused forms, Attention, QLinear*) and
+  HET_CPU_ROW_GEMM,           /* float products on oneDNN (MatMul, Gemm,
+                                 their fused forms, Attention) and
                                  Conv/FusedConv stored channels-last */
   HET_CPU_ROW_CONV_NCHW,      /* Conv/FusedConv the layout pass leaves
                                  NCHW: oneDNN reorders around them */
@@ -35,6 +35,12 @@ typedef enum het_cpu_row {
                          an element at a time */
   HET_CPU_ROW_MOVEMENT,
   HET_CPU_ROW_VIEW,
+  HET_CPU_ROW_INT8,           /* QLinearConv, QLinearMatMul, MatMulInteger
+                                 on oneDNN's int8 (VNNI) primitives */
+  HET_CPU_ROW_INT8_DEPTHWISE, /* depthwise QLinearConv, same kernels */
+  HET_CPU_ROW_INT8_REFERENCE, /* quantized products on the reference
+                                 kernels: ConvInteger, and the others on a
+                                 CPU without the fast ones */
   HET_CPU_ROWS /* count */
 } het_cpu_row;
 
