@@ -489,7 +489,7 @@ START_TEST(test_estimate_option) {
   ck_assert_int_eq(session_with(env, "cpu.estimates", "roofline"),
                    HET_ERR_INVALID_ARGUMENT);
   ck_assert_msg(strstr(het_last_error(), "cpu.estimates") &&
-                    strstr(het_last_error(), "cpu.estimate)"),
+                    strstr(het_last_error(), "cpu.estimate,"),
                 "%s", het_last_error());
   het_env_destroy(env);
 }

@@ -1,6 +1,7 @@
 /* test_threadpool.c — the CPU provider's thread pool: every index covered
  * exactly once for many n/grain/thread combinations, concurrent and nested
- * loops, idle workers that use no CPU (also OpenBLAS's and OpenMP's after
+ * loops (on pthread workers and on the OpenMP team), the cpu.threadpool
+ * option, idle workers that use no CPU (also OpenBLAS's and OpenMP's after
  * runs), broadcast walks on the pool equal to
  * inline walks, and whole models whose outputs are bit-identical for 1, 2
  * and 3 threads (tests/data/threadpool/gen_parallel_ops.py, resnet_small).
@@ -192,6 +193,59 @@ START_TEST(test_nested_runs_inline) {
 }
 END_TEST
 
+/* ---- the OpenMP team (cpu.threadpool=openmp) --------------------------- */
+
+/* Where the OpenMP runtime is there (always with oneDNN, but under
+ * ThreadSanitizer) a pool on its team covers every index once for the
+ * same grid, its team takes part, loops from several threads and nested
+ * loops behave as on the pthread pool; where it is not, creation says
+ * so. */
+START_TEST(test_openmp_pool) {
+  het_threadpool *pool = NULL;
+  if (!het_threadpool_openmp_available()) {
+    ck_assert_int_eq(het_threadpool_create_openmp(2, &pool),
+                     HET_ERR_UNSUPPORTED);
+    ck_assert(strstr(het_last_error(), "OpenMP"));
+    return;
+  }
+  static const int threads[] = {1, 2, 3, 4};
+  static const int64_t ns[] = {0, 1, 2, 7, 64, 1000, 100003};
+  static const int64_t grains[] = {0, 1, 3, 64, 1000, 200000};
+  for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+    ck_assert_int_eq(het_threadpool_create_openmp(threads[t], &pool), HET_OK);
+    ck_assert_int_eq(het_threadpool_threads(pool), threads[t]);
+    ck_assert(het_threadpool_is_openmp(pool) == (threads[t] > 1));
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+      for (size_t g = 0; g < sizeof grains / sizeof *grains; g++)
+        check_cover(pool, ns[i], grains[g]);
+    het_threadpool_destroy(pool);
+  }
+  ck_assert_int_eq(het_threadpool_create_openmp(3, &pool), HET_OK);
+  who w = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  het_threadpool_parallel_for(pool, 24, 1, who_fn, &w);
+  ck_assert_int_ge(w.n_seen, 2);
+  pthread_t th[4];
+  caller_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (caller_arg){.pool = pool};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, caller_main, &args[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(args[i].failures, 0);
+  }
+  het_threadpool_destroy(pool);
+  static nest n;
+  memset(&n, 0, sizeof n);
+  ck_assert_int_eq(het_threadpool_create_openmp(2, &n.pool), HET_OK);
+  het_threadpool_parallel_for(n.pool, 8, 1, nest_outer, &n);
+  for (int i = 0; i < 8 * 1000; i++)
+    ck_assert_int_eq(atomic_load(&n.hits[i]), 1);
+  ck_assert_int_eq(atomic_load(&n.foreign), 0);
+  het_threadpool_destroy(n.pool);
+}
+END_TEST
+
 /* ---- idle workers sleep ------------------------------------------------ */
 
 static double cpu_seconds(void) {
@@ -306,6 +360,8 @@ typedef struct model_session {
 /* cpu.conv_algo of the sessions below: a fixed algorithm, since under
  * auto each session times its own choice and two may differ. */
 static const char *g_conv_algo = "direct";
+/* cpu.threadpool of the sessions below (NULL: the default, auto). */
+static const char *g_threadpool;
 
 static void open_model(const char *path, int threads, const int64_t *dims,
                        int rank, model_session *m) {
@@ -315,6 +371,9 @@ static void open_model(const char *path, int threads, const int64_t *dims,
   ck_assert_int_eq(het_session_options_set_threads(o, threads), HET_OK);
   ck_assert_int_eq(het_session_options_set(o, "cpu.conv_algo", g_conv_algo),
                    HET_OK);
+  if (g_threadpool)
+    ck_assert_int_eq(het_session_options_set(o, "cpu.threadpool", g_threadpool),
+                     HET_OK);
   ck_assert_msg(het_session_create(m->env, path, o, &m->s) == HET_OK,
                 "%s: %s", path, het_last_error());
   het_session_options_destroy(o);
@@ -409,9 +468,17 @@ static void *runner_main(void *arg) {
 }
 
 START_TEST(test_parallel_ops_bit_identical) {
+  /* the default pool (the OpenMP team where there is one), then each */
+  static const char *const pools[] = {NULL, "pthread", "openmp"};
   int64_t dims[4] = {2, 16, 64, 64};
-  check_identical(PAR_MODEL, "x", dims, 4, 2);
-  check_identical(PAR_MODEL, "x", dims, 4, 3);
+  for (int p = 0; p < 3; p++) {
+    if (p == 2 && !het_threadpool_openmp_available())
+      break;
+    g_threadpool = pools[p];
+    check_identical(PAR_MODEL, "x", dims, 4, 2);
+    check_identical(PAR_MODEL, "x", dims, 4, 3);
+  }
+  g_threadpool = NULL;
 }
 END_TEST
 
@@ -552,11 +619,46 @@ END_TEST
 
 /* ---- errors ------------------------------------------------------------- */
 
+/* Session option cpu.threadpool: auto, pthread and (where the runtime
+ * is) openmp open a session; openmp without the runtime and a value that
+ * is none of these fail naming the option. */
+START_TEST(test_threadpool_option) {
+  static const char *const ok[] = {"auto", "pthread", "openmp"};
+  for (int i = 0; i < 4; i++) {
+    het_env *env = NULL;
+    het_session_options *o = NULL;
+    het_session *s = NULL;
+    ck_assert_int_eq(het_env_create(&env), HET_OK);
+    ck_assert_int_eq(het_session_options_create(&o), HET_OK);
+    ck_assert_int_eq(het_session_options_set_threads(o, 2), HET_OK);
+    ck_assert_int_eq(het_session_options_set(o, "cpu.threadpool",
+                                             i < 3 ? ok[i] : "fibers"),
+                     HET_OK);
+    het_status st = het_session_create(env, PAR_MODEL, o, &s);
+    if (i < 2 || (i == 2 && het_threadpool_openmp_available())) {
+      ck_assert_msg(st == HET_OK, "%s: %s", ok[i], het_last_error());
+    } else {
+      ck_assert_int_eq(st, i == 2 ? HET_ERR_UNSUPPORTED
+                                  : HET_ERR_INVALID_ARGUMENT);
+      ck_assert_msg(strstr(het_last_error(), i == 2 ? "OpenMP"
+                                                     : "'cpu.threadpool'"),
+                    "%s", het_last_error());
+    }
+    het_session_destroy(s);
+    het_session_options_destroy(o);
+    het_env_destroy(env);
+  }
+}
+END_TEST
+
 START_TEST(test_bad_thread_counts) {
   static const int bad[] = {0, -1, HET_THREADPOOL_MAX_THREADS + 1};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     het_threadpool *pool = (het_threadpool *)&bad; /* must stay untouched */
     ck_assert_int_eq(het_threadpool_create(bad[i], &pool),
+                     HET_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_eq(pool, (het_threadpool *)&bad);
+    ck_assert_int_eq(het_threadpool_create_openmp(bad[i], &pool),
                      HET_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_eq(pool, (het_threadpool *)&bad);
     ck_assert_msg(strstr(het_last_error(), "threads") != NULL, "message: %s",
@@ -573,6 +675,7 @@ static Suite *threadpool_suite(void) {
   tcase_add_test(core, test_workers_take_part);
   tcase_add_test(core, test_concurrent_callers);
   tcase_add_test(core, test_nested_runs_inline);
+  tcase_add_test(core, test_openmp_pool);
   tcase_add_test(core, test_idle_workers_use_no_cpu);
   tcase_add_test(core, test_bcast_pool_equals_inline);
   tcase_add_test(core, test_parallel_ops_bit_identical);
@@ -588,6 +691,7 @@ static Suite *threadpool_suite(void) {
   suite_add_tcase(s, limits);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_bad_thread_counts);
+  tcase_add_test(errors, test_threadpool_option);
   suite_add_tcase(s, errors);
   return s;
 }

@@ -8,7 +8,8 @@
  * Options: cpu.layout = auto (default) | nchw (no NHWC values);
  * cpu.conv_algo = auto (default: Winograd for a 3x3 Conv where it times
  * faster at compile) | direct | winograd; cpu.estimate = calibrated
- * (default: estimate.c) | roofline (the core's plain roofline).
+ * (default: estimate.c) | roofline (the core's plain roofline);
+ * cpu.threadpool = auto (default) | openmp | pthread (threadpool.h).
  * Invariant: a compiled subgraph is immutable after compile, so
  * concurrent runs share it safely.
  */
@@ -29,13 +30,23 @@
 #include "providers/cpu/profile.h"
 #include "providers/cpu/threadpool.h"
 
+/* cpu.threadpool: where the kernels' own parallel loops run.  auto:
+ * the OpenMP team where the runtime is there (het_threadpool_openmp_
+ * available), else the pthread pool. */
+typedef enum het_cpu_pool_kind {
+  HET_CPU_POOL_AUTO,
+  HET_CPU_POOL_OPENMP,
+  HET_CPU_POOL_PTHREAD,
+} het_cpu_pool_kind;
+
 typedef struct het_cpu_state {
   int threads;
   bool nchw_only;       /* cpu.layout=nchw */
   het_conv_algo conv_algo; /* cpu.conv_algo */
   bool bf16;               /* cpu.precision=bf16 */
   bool deterministic;      /* config->deterministic: nothing timed */
-  het_threadpool *pool; /* threads-1 workers */
+  het_cpu_pool_kind pool_kind; /* cpu.threadpool */
+  het_threadpool *pool; /* threads-1 workers, or the OpenMP team */
   het_parallel par;     /* the kernels' view of pool */
   het_cpu_estimator est; /* estimate_cost's inputs (cpu.estimate) */
 } het_cpu_state;
@@ -95,6 +106,18 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
                        "BF16 (bfloat16 arithmetic would be emulated)");
     return HET_OK;
   }
+  if (strcmp(key, "threadpool") == 0) {
+    static const char *const kinds[] = {"auto", "openmp", "pthread"};
+    for (int i = 0; i < 3; i++)
+      if (strcmp(value, kinds[i]) == 0) {
+        s->pool_kind = (het_cpu_pool_kind)i;
+        return HET_OK;
+      }
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "option 'cpu.threadpool': '%s' is not auto, openmp or "
+                     "pthread",
+                     value);
+  }
   if (strcmp(key, "estimate") == 0) {
     if (strcmp(value, "calibrated") && strcmp(value, "roofline"))
       return het_error(HET_ERR_INVALID_ARGUMENT,
@@ -106,7 +129,8 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
   }
   return het_error(HET_ERR_INVALID_ARGUMENT,
                    "provider 'cpu': unknown option 'cpu.%s' (known: "
-                   "cpu.layout, cpu.conv_algo, cpu.precision, cpu.estimate)",
+                   "cpu.layout, cpu.conv_algo, cpu.precision, cpu.estimate, "
+                   "cpu.threadpool)",
                    key);
 }
 
@@ -137,7 +161,11 @@ static het_status het_cpu_create(const het_provider_config *config,
   s->est.winograd = s->conv_algo != HET_CONV_ALGO_DIRECT;
   s->est.bf16 = s->bf16;
   if (st == HET_OK)
-    st = het_threadpool_create(s->threads, &s->pool);
+    st = s->pool_kind == HET_CPU_POOL_OPENMP ||
+                 (s->pool_kind == HET_CPU_POOL_AUTO &&
+                  het_threadpool_openmp_available())
+             ? het_threadpool_create_openmp(s->threads, &s->pool)
+             : het_threadpool_create(s->threads, &s->pool);
   if (st == HET_OK)
     het_threadpool_parallel(s->pool, &s->par);
   if (st != HET_OK) {

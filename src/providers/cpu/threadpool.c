@@ -1,4 +1,5 @@
-/* threadpool.c — pthread worker pool with hwloc binding and parallel loops.
+/* threadpool.c — pthread worker pool with hwloc binding and parallel loops,
+ * or the same loops as OpenMP parallel regions (libgomp's GOMP_parallel).
  * Invariants: a job is on pool->jobs only while its caller is still
  * claiming chunks; a worker joins a job (helpers++) only under pool->mu
  * while the job is listed, so once the caller has unlisted its job and
@@ -35,7 +36,9 @@ typedef struct het_pool_worker {
 
 struct het_threadpool {
   int threads;
+  bool openmp;   /* loops run as OpenMP parallel regions (no workers) */
   int n_workers; /* started workers */
+  int n_slots;   /* entries of workers in use (threads - 1 at creation) */
   het_pool_worker *workers;
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* workers: a job was listed, or shutdown */
@@ -114,6 +117,13 @@ static void run_chunks(het_pool_job *job) {
   }
 }
 
+/* One OpenMP team member's share of a job (nested loops inline). */
+static void omp_chunks(void *arg) {
+  tls_in_pool++;
+  run_chunks(arg);
+  tls_in_pool--;
+}
+
 static het_pool_job *find_open_job(het_threadpool *pool) {
   for (het_pool_job *j = pool->jobs; j; j = j->next)
     if (atomic_load_explicit(&j->next_chunk, memory_order_relaxed) <
@@ -162,7 +172,7 @@ void het_threadpool_destroy(het_threadpool *pool) {
   if (!pool)
     return;
   stop_workers(pool);
-  for (int w = 0; w < pool->threads - 1; w++)
+  for (int w = 0; pool->workers && w < pool->n_slots; w++)
     if (pool->workers[w].cpuset)
       hwloc_bitmap_free(pool->workers[w].cpuset);
   free(pool->workers);
@@ -185,6 +195,7 @@ het_status het_threadpool_create(int threads, het_threadpool **out) {
   pthread_cond_init(&pool->work_cv, NULL);
   pthread_cond_init(&pool->done_cv, NULL);
   pool->workers = calloc((size_t)threads, sizeof *pool->workers);
+  pool->n_slots = threads - 1;
   if (!pool->workers) {
     het_threadpool_destroy(pool);
     return het_error(HET_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
@@ -205,6 +216,56 @@ het_status het_threadpool_create(int threads, het_threadpool **out) {
   }
   *out = pool;
   return HET_OK;
+}
+
+/* ---- the OpenMP runtime's team ---- */
+
+/* libgomp's entry to a parallel region (what `#pragma omp parallel`
+ * compiles to): fn(data) on `threads` threads, the caller one of them;
+ * returns when all are done.  Looked up in the process (oneDNN brings
+ * libgomp), not linked. */
+typedef void (*het_gomp_parallel_fn)(void (*fn)(void *), void *data,
+                                     unsigned threads, unsigned flags);
+static het_gomp_parallel_fn g_gomp_parallel;
+static pthread_once_t g_gomp_once = PTHREAD_ONCE_INIT;
+
+static void gomp_find(void) {
+  void *sym = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+  memcpy(&g_gomp_parallel, &sym, sizeof sym);
+}
+
+bool het_threadpool_openmp_available(void) {
+#if defined(__SANITIZE_THREAD__)
+  return false; /* TSan cannot see libgomp's handoffs: the pthread pool */
+#else
+  pthread_once(&g_gomp_once, gomp_find);
+  return g_gomp_parallel != NULL;
+#endif
+}
+
+het_status het_threadpool_create_openmp(int threads, het_threadpool **out) {
+  if (threads < 1 || threads > HET_THREADPOOL_MAX_THREADS)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "thread pool: %d threads (1..%d supported)", threads,
+                     HET_THREADPOOL_MAX_THREADS);
+  if (!het_threadpool_openmp_available())
+    return het_error(HET_ERR_UNSUPPORTED,
+                     "thread pool: no OpenMP runtime (libgomp) in this "
+                     "process%s",
+#if defined(__SANITIZE_THREAD__)
+                     " usable under ThreadSanitizer"
+#else
+                     ""
+#endif
+    );
+  HET_TRY(het_threadpool_create(1, out));
+  (*out)->threads = threads;
+  (*out)->openmp = threads > 1;
+  return HET_OK;
+}
+
+bool het_threadpool_is_openmp(const het_threadpool *pool) {
+  return pool && pool->openmp;
 }
 
 int het_threadpool_threads(const het_threadpool *pool) {
@@ -230,7 +291,8 @@ void het_threadpool_parallel_for(het_threadpool *pool, int64_t n,
     return;
   if (grain < 1)
     grain = 1;
-  if (!pool || pool->n_workers == 0 || tls_in_pool > 0 || n <= grain) {
+  if (!pool || (pool->n_workers == 0 && !pool->openmp) || tls_in_pool > 0 ||
+      n <= grain) {
     fn(ctx, 0, n);
     return;
   }
@@ -243,6 +305,11 @@ void het_threadpool_parallel_for(het_threadpool *pool, int64_t n,
   het_pool_job job = {.fn = fn, .ctx = ctx, .n = n, .chunk = chunk,
                       .n_chunks = (n + chunk - 1) / chunk};
   atomic_init(&job.next_chunk, 0);
+  if (pool->openmp) {
+    int64_t team = job.n_chunks < pool->threads ? job.n_chunks : pool->threads;
+    g_gomp_parallel(omp_chunks, &job, (unsigned)team, 0);
+    return;
+  }
   pthread_mutex_lock(&pool->mu);
   job.next = pool->jobs;
   pool->jobs = &job;

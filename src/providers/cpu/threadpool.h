@@ -2,11 +2,13 @@
  * plus the calling thread run the chunks of a parallel loop.  Workers sleep
  * on a condition variable when idle (no spinning), are bound to distinct
  * cores (or PUs) through hwloc when the topology allows, and serve several
- * concurrent parallel loops at once.
+ * concurrent parallel loops at once.  Or (het_threadpool_create_openmp)
+ * the loops run as parallel regions of the OpenMP runtime oneDNN uses.
  */
 #ifndef HET_CPU_THREADPOOL_H
 #define HET_CPU_THREADPOOL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/status.h"
@@ -26,6 +28,25 @@ typedef struct het_threadpool het_threadpool;
  * outside 1..HET_THREADPOOL_MAX_THREADS, ERR_OUT_OF_MEMORY, ERR_INTERNAL
  * when a worker thread cannot be started. */
 het_status het_threadpool_create(int threads, het_threadpool **out);
+
+/* A pool whose loops run as parallel regions of the OpenMP runtime
+ * (libgomp, which oneDNN runs its primitives on): the team oneDNN's
+ * primitives just used, whose threads spin for a while after a region,
+ * takes the chunks of the kernels' own loops too, instead of pthread
+ * workers that sleep between loops and would compete with those spinning
+ * threads for the same cores.  The calling thread is one of the team;
+ * `threads` is the team size (1: every loop inline).  Errors:
+ * ERR_UNSUPPORTED when het_threadpool_openmp_available() is false, and
+ * het_threadpool_create's. */
+het_status het_threadpool_create_openmp(int threads, het_threadpool **out);
+
+/* Whether this process has the OpenMP runtime's parallel-region entry
+ * (false in a ThreadSanitizer build: TSan cannot see libgomp's handoffs,
+ * so such builds keep the pthread pool). */
+bool het_threadpool_openmp_available(void);
+
+/* Whether pool runs its loops on OpenMP (false for NULL). */
+bool het_threadpool_is_openmp(const het_threadpool *pool);
 
 /* Stops and joins the workers.  Accepts NULL.  No parallel loop may be
  * running on the pool. */
