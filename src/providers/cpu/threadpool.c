@@ -224,6 +224,14 @@ het_status het_threadpool_create(int threads, het_threadpool **out) {
  * compiles to): fn(data) on `threads` threads, the caller one of them;
  * returns when all are done.  Looked up in the process (oneDNN brings
  * libgomp), not linked. */
+#if defined(__SANITIZE_THREAD__)
+#define HET_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HET_TSAN 1
+#endif
+#endif
+
 typedef void (*het_gomp_parallel_fn)(void (*fn)(void *), void *data,
                                      unsigned threads, unsigned flags);
 static het_gomp_parallel_fn g_gomp_parallel;
@@ -235,7 +243,7 @@ static void gomp_find(void) {
 }
 
 bool het_threadpool_openmp_available(void) {
-#if defined(__SANITIZE_THREAD__)
+#ifdef HET_TSAN
   return false; /* TSan cannot see libgomp's handoffs: the pthread pool */
 #else
   pthread_once(&g_gomp_once, gomp_find);
@@ -252,7 +260,7 @@ het_status het_threadpool_create_openmp(int threads, het_threadpool **out) {
     return het_error(HET_ERR_UNSUPPORTED,
                      "thread pool: no OpenMP runtime (libgomp) in this "
                      "process%s",
-#if defined(__SANITIZE_THREAD__)
+#ifdef HET_TSAN
                      " usable under ThreadSanitizer"
 #else
                      ""
