@@ -17,6 +17,7 @@
 #include "partitioner/cost.h"
 #include "common/cost_graphs.h"
 #include "partitioner/cost_internal.h"
+#include "kernels/kernel.h"
 #include "providers/cpu/profile.h"
 
 #define MS 1e-3
@@ -625,6 +626,9 @@ START_TEST(test_cpu_profile) {
   ck_assert(a.memory_bandwidth > 1e6);
   ck_assert_int_eq(het_cpu_device_info(&b), HET_OK); /* cached */
   ck_assert_double_eq(a.peak_flops_f32, b.peak_flops_f32);
+  /* int8: four products per lane on VNNI, else the float32 rate */
+  double i8 = het_kernels_int8_fast() ? 4.0 : 1.0;
+  ck_assert_double_eq(a.peak_flops_i8, a.peak_flops_f32 * i8);
   char path[] = "/tmp/het_cpu_profile_XXXXXX";
   int fd = mkstemp(path);
   ck_assert_int_ge(fd, 0);
@@ -642,6 +646,12 @@ START_TEST(test_cpu_profile) {
   ck_assert_double_eq_tol(a.launch_overhead, 2e-6, 1e-18);
   ck_assert_uint_eq(a.memory_capacity, (size_t)16 << 30);
   ck_assert_int_eq(a.preferred_layout, HET_LAYOUT_NHWC);
+  /* a profile that gives float32 only: int8 from it as measured */
+  f = fopen(path, "w");
+  fputs("provider: cpu\npeak_flops: {float32: 3G}\nmemory_bandwidth: 15GB/s\n", f);
+  fclose(f);
+  ck_assert_int_eq(het_cpu_device_info_load(path, &a), HET_OK);
+  ck_assert_double_eq(a.peak_flops_i8, 3e9 * i8);
   static const char *const bad[][2] = {
       {"provider: cpu\npeak_flops_f32: 2G\n", "peak_flops_f32"},
       {"provider: emu\n", "emu"},

@@ -21,6 +21,7 @@
 
 #include "core/cache.h"
 #include "core/status.h"
+#include "kernels/kernel.h"
 #include "kernels/sgemm.h"
 #include "providers/cpu/profile.h"
 
@@ -141,6 +142,15 @@ static void het_cpu_cache_store(const het_device_info *m,
     remove(tmp);
 }
 
+/* int8 peak per float32 peak: 4 where the int8 products run on VNNI
+ * (vpdpbusd adds four u8 x s8 products per 32-bit lane where an FMA adds
+ * one float product; het_kernels_int8_fast), else 1 (the reference int8
+ * loops are no faster than float; estimate.c's int8_reference row says
+ * how much slower they are). */
+static double het_cpu_i8_per_f32(void) {
+  return het_kernels_int8_fast() ? 4.0 : 1.0;
+}
+
 static void het_cpu_measure(void) {
   het_device_info *m = &het_cpu_measured;
   het_cpu_thread_rates *thread = &het_cpu_measured_thread;
@@ -163,7 +173,7 @@ static void het_cpu_measure(void) {
   if (!(m->memory_bandwidth > 0))
     m->memory_bandwidth = 1e10;
   m->peak_flops_f16 = m->peak_flops_f32;
-  m->peak_flops_i8 = m->peak_flops_f32;
+  m->peak_flops_i8 = m->peak_flops_f32 * het_cpu_i8_per_f32();
   m->launch_overhead = HET_CPU_LAUNCH;
   m->preferred_layout = HET_LAYOUT_NCHW;
 }
@@ -420,7 +430,7 @@ het_status het_cpu_device_info_load(const char *path, het_device_info *out) {
   if (!(p.set & (1u << HET_CPU_F16)))
     info.peak_flops_f16 = info.peak_flops_f32;
   if (!(p.set & (1u << HET_CPU_I8)))
-    info.peak_flops_i8 = info.peak_flops_f32;
+    info.peak_flops_i8 = info.peak_flops_f32 * het_cpu_i8_per_f32();
   info.host_memory = true;
   *out = info;
   return HET_OK;
