@@ -59,17 +59,22 @@ static void check_cover(het_threadpool *pool, int64_t n, int64_t grain) {
   free(c.hits);
 }
 
-START_TEST(test_covers_each_index_once) {
-  static const int threads[] = {1, 2, 3, 4, 8};
+/* check_cover over a grid of loop sizes and grains. */
+static void check_cover_grid(het_threadpool *pool) {
   static const int64_t ns[] = {0, 1, 2, 7, 64, 1000, 100003};
   static const int64_t grains[] = {0, 1, 3, 64, 1000, 200000};
+  for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
+    for (size_t g = 0; g < sizeof grains / sizeof *grains; g++)
+      check_cover(pool, ns[i], grains[g]);
+}
+
+START_TEST(test_covers_each_index_once) {
+  static const int threads[] = {1, 2, 3, 4, 8};
   for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
     het_threadpool *pool = NULL;
     ck_assert_int_eq(het_threadpool_create(threads[t], &pool), HET_OK);
     ck_assert_int_eq(het_threadpool_threads(pool), threads[t]);
-    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
-      for (size_t g = 0; g < sizeof grains / sizeof *grains; g++)
-        check_cover(pool, ns[i], grains[g]);
+    check_cover_grid(pool);
     het_threadpool_destroy(pool);
   }
 }
@@ -134,20 +139,25 @@ static void *caller_main(void *arg) {
   return NULL;
 }
 
+/* Four threads run loops on pool at once; every index of each once. */
+static void check_callers(het_threadpool *pool) {
+  pthread_t th[4];
+  caller_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (caller_arg){.pool = pool};
+    ck_assert_int_eq(pthread_create(&th[i], NULL, caller_main, &args[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(args[i].failures, 0);
+  }
+}
+
 START_TEST(test_concurrent_callers) {
   for (int threads = 2; threads <= 3; threads++) {
     het_threadpool *pool = NULL;
     ck_assert_int_eq(het_threadpool_create(threads, &pool), HET_OK);
-    pthread_t th[4];
-    caller_arg args[4];
-    for (int i = 0; i < 4; i++) {
-      args[i] = (caller_arg){.pool = pool};
-      ck_assert_int_eq(pthread_create(&th[i], NULL, caller_main, &args[i]), 0);
-    }
-    for (int i = 0; i < 4; i++) {
-      pthread_join(th[i], NULL);
-      ck_assert_int_eq(args[i].failures, 0);
-    }
+    check_callers(pool);
     het_threadpool_destroy(pool);
   }
 }
@@ -181,15 +191,22 @@ static void nest_outer(void *arg, int64_t b, int64_t e) {
   }
 }
 
-START_TEST(test_nested_runs_inline) {
+/* A loop inside a chunk of pool runs inline on the chunk's thread. */
+static void check_nested(het_threadpool *pool) {
   static nest n;
   memset(&n, 0, sizeof n);
-  ck_assert_int_eq(het_threadpool_create(2, &n.pool), HET_OK);
+  n.pool = pool;
   het_threadpool_parallel_for(n.pool, 8, 1, nest_outer, &n);
   for (int i = 0; i < 8 * 1000; i++)
     ck_assert_int_eq(atomic_load(&n.hits[i]), 1);
   ck_assert_int_eq(atomic_load(&n.foreign), 0);
-  het_threadpool_destroy(n.pool);
+}
+
+START_TEST(test_nested_runs_inline) {
+  het_threadpool *pool = NULL;
+  ck_assert_int_eq(het_threadpool_create(2, &pool), HET_OK);
+  check_nested(pool);
+  het_threadpool_destroy(pool);
 }
 END_TEST
 
@@ -209,40 +226,22 @@ START_TEST(test_openmp_pool) {
     return;
   }
   static const int threads[] = {1, 2, 3, 4};
-  static const int64_t ns[] = {0, 1, 2, 7, 64, 1000, 100003};
-  static const int64_t grains[] = {0, 1, 3, 64, 1000, 200000};
   for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
     ck_assert_int_eq(het_threadpool_create_openmp(threads[t], &pool), HET_OK);
     ck_assert_int_eq(het_threadpool_threads(pool), threads[t]);
     ck_assert(het_threadpool_is_openmp(pool) == (threads[t] > 1));
-    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
-      for (size_t g = 0; g < sizeof grains / sizeof *grains; g++)
-        check_cover(pool, ns[i], grains[g]);
+    check_cover_grid(pool);
     het_threadpool_destroy(pool);
   }
   ck_assert_int_eq(het_threadpool_create_openmp(3, &pool), HET_OK);
   who w = {.mu = PTHREAD_MUTEX_INITIALIZER};
   het_threadpool_parallel_for(pool, 24, 1, who_fn, &w);
   ck_assert_int_ge(w.n_seen, 2);
-  pthread_t th[4];
-  caller_arg args[4];
-  for (int i = 0; i < 4; i++) {
-    args[i] = (caller_arg){.pool = pool};
-    ck_assert_int_eq(pthread_create(&th[i], NULL, caller_main, &args[i]), 0);
-  }
-  for (int i = 0; i < 4; i++) {
-    pthread_join(th[i], NULL);
-    ck_assert_int_eq(args[i].failures, 0);
-  }
+  check_callers(pool);
   het_threadpool_destroy(pool);
-  static nest n;
-  memset(&n, 0, sizeof n);
-  ck_assert_int_eq(het_threadpool_create_openmp(2, &n.pool), HET_OK);
-  het_threadpool_parallel_for(n.pool, 8, 1, nest_outer, &n);
-  for (int i = 0; i < 8 * 1000; i++)
-    ck_assert_int_eq(atomic_load(&n.hits[i]), 1);
-  ck_assert_int_eq(atomic_load(&n.foreign), 0);
-  het_threadpool_destroy(n.pool);
+  ck_assert_int_eq(het_threadpool_create_openmp(2, &pool), HET_OK);
+  check_nested(pool);
+  het_threadpool_destroy(pool);
 }
 END_TEST
 

@@ -70,36 +70,47 @@ typedef struct het_cpu_compiled {
                              serialized form for ahead-of-time plans */
 } het_cpu_compiled;
 
+/* *out = the index of value among the n names of option cpu.<key>;
+ * INVALID_ARGUMENT listing them when it is none. */
+static het_status het_cpu_choice(const char *key, const char *value,
+                                 const char *const *names, int n, int *out) {
+  char list[96] = "";
+  for (int i = 0; i < n; i++) {
+    if (strcmp(value, names[i]) == 0) {
+      *out = i;
+      return HET_OK;
+    }
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "%s%s",
+             i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+  }
+  return het_error(HET_ERR_INVALID_ARGUMENT, "option 'cpu.%s': '%s' is not %s",
+                   key, value, list);
+}
+
 /* Applies option key=value to s. */
 static het_status het_cpu_option(het_cpu_state *s, const char *key,
                                  const char *value) {
+  static const char *const layouts[] = {"auto", "nchw"};
   static const char *const algos[] = {"auto", "direct", "winograd"};
+  static const char *const precisions[] = {"fp32", "bf16"};
+  static const char *const pools[] = {"auto", "openmp", "pthread"};
+  static const char *const estimates[] = {"calibrated", "roofline"};
+  int i = 0;
   if (strcmp(key, "layout") == 0) {
-    if (strcmp(value, "auto") && strcmp(value, "nchw"))
-      return het_error(HET_ERR_INVALID_ARGUMENT,
-                       "option 'cpu.layout': '%s' is not auto or nchw",
-                       value);
-    s->nchw_only = strcmp(value, "nchw") == 0;
+    HET_TRY(het_cpu_choice(key, value, layouts, 2, &i));
+    s->nchw_only = i == 1;
     return HET_OK;
   }
   if (strcmp(key, "conv_algo") == 0) {
-    for (int i = 0; i < 3; i++)
-      if (strcmp(value, algos[i]) == 0) {
-        s->conv_algo = (het_conv_algo)i;
-        return HET_OK;
-      }
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "option 'cpu.conv_algo': '%s' is not auto, direct or "
-                     "winograd",
-                     value);
+    HET_TRY(het_cpu_choice(key, value, algos, 3, &i));
+    s->conv_algo = (het_conv_algo)i;
+    return HET_OK;
   }
   if (strcmp(key, "precision") == 0) {
     char missing[32];
-    if (strcmp(value, "fp32") && strcmp(value, "bf16"))
-      return het_error(HET_ERR_INVALID_ARGUMENT,
-                       "option 'cpu.precision': '%s' is not fp32 or bf16",
-                       value);
-    s->bf16 = strcmp(value, "bf16") == 0;
+    HET_TRY(het_cpu_choice(key, value, precisions, 2, &i));
+    s->bf16 = i == 1;
     if (s->bf16 && !het_cpuinfo_has_isa("avx512bf16", missing, sizeof missing))
       return het_error(HET_ERR_UNSUPPORTED,
                        "option 'cpu.precision=bf16': this CPU lacks AVX-512 "
@@ -107,24 +118,13 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
     return HET_OK;
   }
   if (strcmp(key, "threadpool") == 0) {
-    static const char *const kinds[] = {"auto", "openmp", "pthread"};
-    for (int i = 0; i < 3; i++)
-      if (strcmp(value, kinds[i]) == 0) {
-        s->pool_kind = (het_cpu_pool_kind)i;
-        return HET_OK;
-      }
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "option 'cpu.threadpool': '%s' is not auto, openmp or "
-                     "pthread",
-                     value);
+    HET_TRY(het_cpu_choice(key, value, pools, 3, &i));
+    s->pool_kind = (het_cpu_pool_kind)i;
+    return HET_OK;
   }
   if (strcmp(key, "estimate") == 0) {
-    if (strcmp(value, "calibrated") && strcmp(value, "roofline"))
-      return het_error(HET_ERR_INVALID_ARGUMENT,
-                       "option 'cpu.estimate': '%s' is not calibrated or "
-                       "roofline",
-                       value);
-    s->est.roofline = strcmp(value, "roofline") == 0;
+    HET_TRY(het_cpu_choice(key, value, estimates, 2, &i));
+    s->est.roofline = i == 1;
     return HET_OK;
   }
   return het_error(HET_ERR_INVALID_ARGUMENT,
