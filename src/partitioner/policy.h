@@ -121,8 +121,9 @@ het_policy *het_policy_ref(het_policy *p);
 void het_policy_destroy(het_policy *p);
 
 /* Whether a name_regex is cheap enough to compile (policy_regex.c): at
- * most 1024 characters, groups at most 64 deep, and repeats ('+',
- * {n,m}) that would not expand glibc's compiled tree past 20,000 nodes;
+ * most 1024 characters, groups at most 64 deep, repeats ('+', {n,m})
+ * that would not expand glibc's compiled tree past 20,000 nodes, and no
+ * anchor (^ $ \b ...) under more than two stacked or nested repeats;
  * else false with why (cap bytes) saying which. */
 bool het_policy_regex_bounded(const char *pattern, char *why, size_t cap);
 

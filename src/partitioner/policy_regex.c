@@ -5,7 +5,12 @@
  * 27 '+' asked for 1.5 GB (fuzz_policy's finding).  The estimate below
  * walks the pattern once, multiplying the size of each repeated item by
  * its copies, and refuses patterns whose tree would pass a bound far
- * above any sensible node-name pattern.
+ * above any sensible node-name pattern.  Anchors are costlier still: an
+ * anchor (^ $ \b \B \< \> \` \') under several stacked or nested
+ * repeats makes regcomp's closure computation exponential long before
+ * the tree is large: "(^|/)++++f" compiled in 7 ms, "(^|/)+++++f" in
+ * 17 s, "(\b|/)++++x" in more than 20 s (fuzz_policy's finding), so an
+ * anchor may sit under at most HET_REGEX_MAX_ANCHOR_REPEATS repeats.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,13 @@
 #define HET_REGEX_MAX_NODES 20000.0
 #define HET_REGEX_MAX_LENGTH 1024
 #define HET_REGEX_MAX_DEPTH 64
+#define HET_REGEX_MAX_ANCHOR_REPEATS 2
+
+/* Whether the item at p is an anchor (outside a bracket expression). */
+static bool het_regex_anchor(const char *p) {
+  return *p == '^' || *p == '$' ||
+         (p[0] == '\\' && p[1] && strchr("bB<>`'", p[1]));
+}
 
 /* The end of the bracket expression starting at p ('['), or NULL. */
 static const char *het_bracket_end(const char *p) {
@@ -66,8 +78,12 @@ bool het_policy_regex_bounded(const char *pattern, char *why, size_t cap) {
     snprintf(why, cap, "longer than %d characters", HET_REGEX_MAX_LENGTH);
     return false;
   }
-  /* per open group: nodes so far, and the size of its last item */
+  /* per open group: nodes so far, and the size of its last item; the
+   * most repeats over an anchor in it, and over one in its last item
+   * (-1: no anchor) */
   double total[HET_REGEX_MAX_DEPTH + 1] = {0}, last[HET_REGEX_MAX_DEPTH + 1] = {0};
+  int anch[HET_REGEX_MAX_DEPTH + 1], anch_last[HET_REGEX_MAX_DEPTH + 1];
+  anch[0] = anch_last[0] = -1;
   int depth = 0;
   for (const char *p = pattern; *p;) {
     double copies = 0;
@@ -79,13 +95,18 @@ bool het_policy_regex_bounded(const char *pattern, char *why, size_t cap) {
       }
       depth++;
       total[depth] = last[depth] = 0;
+      anch[depth] = anch_last[depth] = -1;
     } else if (*p == ')' && depth > 0) {
       double size = total[depth] > 1 ? total[depth] : 1;
+      int a = anch[depth];
       depth--;
       total[depth] += size;
       last[depth] = size;
+      anch_last[depth] = a;
+      anch[depth] = a > anch[depth] ? a : anch[depth];
     } else if (*p == '|') {
       last[depth] = 0;
+      anch_last[depth] = -1;
     } else if (*p == '+') {
       copies = 2;
     } else if (*p == '*' || *p == '?') {
@@ -97,11 +118,22 @@ bool het_policy_regex_bounded(const char *pattern, char *why, size_t cap) {
       next = end ? end + 1 : p + (*p == '\\' && p[1] ? 2 : 1);
       total[depth] += 1;
       last[depth] = 1;
+      anch_last[depth] = het_regex_anchor(p) ? 0 : -1;
+      if (anch_last[depth] == 0 && anch[depth] < 0)
+        anch[depth] = 0;
     }
     if (copies > 0) { /* the last item, copied (+1: the repeat's node) */
       double grown = last[depth] * copies + 1;
       total[depth] += grown - last[depth];
       last[depth] = grown;
+      if (anch_last[depth] >= 0 &&
+          ++anch_last[depth] > HET_REGEX_MAX_ANCHOR_REPEATS) {
+        snprintf(why, cap, "an anchor (^, $, \\b, ...) under more than %d "
+                 "stacked or nested repeats", HET_REGEX_MAX_ANCHOR_REPEATS);
+        return false;
+      }
+      if (anch_last[depth] > anch[depth])
+        anch[depth] = anch_last[depth];
     }
     if (total[depth] > HET_REGEX_MAX_NODES) {
       snprintf(why, cap, "its repeats would expand it past %.0f nodes",
