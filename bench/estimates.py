@@ -110,11 +110,9 @@ MICRO_MODELS = ("resize_linear", "resize_nearest", "f16_cnn", "f16_elementwise",
 # QDQ models `hetrt quantize` writes from the perf models (minmax, 4 random
 # input sets: the time of a node does not depend on its ranges), and
 # bert4's dynamic quantization.
-INT8_MODELS = {"resnet18_int8": ("resnet18", ["--random", "4", "--method", "minmax"]),
-               "resnet50_int8": ("resnet50", ["--random", "4", "--method", "minmax"]),
-               "mobilenet_v2_int8": ("mobilenet_v2", ["--random", "4", "--method", "minmax"]),
-               "bert4_int8": ("bert4", ["--random", "4", "--method", "minmax"]),
-               "bert4_dynamic": ("bert4", ["--dynamic"])}
+INT8_MODELS = dict({m + "_int8": (m, ["--random", "4", "--method", "minmax"])
+                    for m in ("resnet18", "resnet50", "mobilenet_v2", "bert4")},
+                   bert4_dynamic=("bert4", ["--dynamic"]))
 # A case run as another case's file under an environment: qop_conv with
 # oneDNN held below VNNI, so the quantized ops run on the reference kernels.
 ALIASES = {"qop_conv_novnni": ("qop_conv", {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"})}

@@ -60,7 +60,7 @@ typedef float ct_v16 __attribute__((vector_size(64)));
   static inline __attribute__((always_inline)) void ct_run2_##NV(            \
       const float *restrict x, int64_t xs, int64_t c,                        \
       const float *restrict wt, float bias, int64_t j0,                      \
-      float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK]) {                                      \
+      float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK]) {                          \
     ct_v16 v0[NV], v1[NV];                                                   \
     for (int q = 0; q < NV; q++)                                             \
       v0[q] = v1[q] = (ct_v16){0} + bias;                                    \
@@ -86,7 +86,8 @@ CT_RUN2(1)
 CT_CLONES static void ct_accumulate(const float *restrict x, int64_t xs,
                                     int64_t c, const float *restrict wt,
                                     int64_t sw, float bias, int64_t len,
-                                    float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK]) {
+                                    float acc[HET_CONVT_TILES_MAX_W]
+                                             [CT_BLOCK]) {
   int64_t j0 = 0;
   if (sw == 2) {
     for (; j0 + 64 <= len; j0 += 64)
@@ -109,8 +110,8 @@ CT_CLONES static void ct_accumulate(const float *restrict x, int64_t xs,
 }
 
 /* Interleaves the sw accumulators into one output row: y[j*sw + b]. */
-CT_CLONES static void ct_store(float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK], int64_t sw,
-                               int64_t len, float *restrict y) {
+CT_CLONES static void ct_store(float acc[HET_CONVT_TILES_MAX_W][CT_BLOCK],
+                               int64_t sw, int64_t len, float *restrict y) {
   if (sw == 2) {
     const float *restrict t0 = acc[0], *restrict t1 = acc[1];
     for (int64_t j = 0; j < len; j++) {

@@ -72,8 +72,9 @@ static bool het_opt_act_parse(const het_graph *g, const het_node *act,
 }
 
 /* The Conv/FusedConv/ConvTranspose node whose output only act (parsed as
- * a) reads, or -1.  float32; float16 for clamps only, which commute with rounding to
- * float16, so the fused node's output is the unfused one's bit for bit. */
+ * a) reads, or -1.  float32; float16 for clamps only, which commute with
+ * rounding to float16, so the fused node's output is the unfused one's
+ * bit for bit. */
 static int het_opt_act_conv(const het_opt *o, const het_node *act,
                             const het_opt_act *a) {
   const het_graph *g = o->g;

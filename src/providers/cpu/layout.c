@@ -6,8 +6,8 @@
  * reorder on each side of every Conv.  Values joined by an op that needs
  * one layout on all its rank-4 operands (elementwise without broadcast,
  * per-tensor QuantizeLinear/DequantizeLinear, hetrt.QLinearAdd, pooling
- * (float32, and 8-bit MaxPool), Concat on channels, depthwise Conv, FusedConv's residual and output)
- * form a group;
+ * (float32, and 8-bit MaxPool), Concat on channels, depthwise Conv,
+ * FusedConv's residual and output) form a group;
  * a group goes NHWC when every value in it is produced and read only by
  * nodes of this subgraph that can take NHWC, is no graph output, has
  * known C, H and W (the batch may be symbolic), and the group touches a

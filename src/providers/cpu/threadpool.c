@@ -38,7 +38,6 @@ struct het_threadpool {
   int threads;
   bool openmp;   /* loops run as OpenMP parallel regions (no workers) */
   int n_workers; /* started workers */
-  int n_slots;   /* entries of workers in use (threads - 1 at creation) */
   het_pool_worker *workers;
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* workers: a job was listed, or shutdown */
@@ -156,6 +155,46 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* ---- the OpenMP runtime's team ---- */
+
+/* TSan cannot see libgomp's hand-offs: a TSan build keeps the pthread
+ * pool. */
+#if defined(__SANITIZE_THREAD__)
+#define HET_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HET_TSAN 1
+#endif
+#endif
+#ifdef HET_TSAN
+#define HET_OMP_MISSING "the OpenMP runtime is not used under ThreadSanitizer"
+#else
+#define HET_OMP_MISSING "no OpenMP runtime (libgomp) in this process"
+#endif
+
+/* libgomp's entry to a parallel region (what `#pragma omp parallel`
+ * compiles to): fn(data) on `threads` threads, the caller one of them;
+ * returns when all are done.  Looked up in the process (oneDNN brings
+ * libgomp), not linked. */
+typedef void (*het_gomp_parallel_fn)(void (*fn)(void *), void *data,
+                                     unsigned threads, unsigned flags);
+static het_gomp_parallel_fn g_gomp_parallel;
+static pthread_once_t g_gomp_once = PTHREAD_ONCE_INIT;
+
+static void gomp_find(void) {
+  void *sym = dlsym(RTLD_DEFAULT, "GOMP_parallel");
+  memcpy(&g_gomp_parallel, &sym, sizeof sym);
+}
+
+bool het_threadpool_openmp_available(void) {
+#ifdef HET_TSAN
+  return false;
+#else
+  pthread_once(&g_gomp_once, gomp_find);
+  return g_gomp_parallel != NULL;
+#endif
+}
+
 /* ---- lifecycle ---- */
 
 static void stop_workers(het_threadpool *pool) {
@@ -172,7 +211,7 @@ void het_threadpool_destroy(het_threadpool *pool) {
   if (!pool)
     return;
   stop_workers(pool);
-  for (int w = 0; pool->workers && w < pool->n_slots; w++)
+  for (int w = 0; pool->workers && w < pool->threads - 1; w++)
     if (pool->workers[w].cpuset)
       hwloc_bitmap_free(pool->workers[w].cpuset);
   free(pool->workers);
@@ -182,27 +221,32 @@ void het_threadpool_destroy(het_threadpool *pool) {
   free(pool);
 }
 
-het_status het_threadpool_create(int threads, het_threadpool **out) {
+/* A pool for `threads` threads whose loops run on the OpenMP team
+ * (openmp: no workers) or on threads-1 started pthread workers. */
+static het_status pool_create(int threads, bool openmp,
+                              het_threadpool **out) {
   if (threads < 1 || threads > HET_THREADPOOL_MAX_THREADS)
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "thread pool: %d threads (1..%d supported)", threads,
                      HET_THREADPOOL_MAX_THREADS);
+  if (openmp && !het_threadpool_openmp_available())
+    return het_error(HET_ERR_UNSUPPORTED, "thread pool: %s", HET_OMP_MISSING);
   het_threadpool *pool = calloc(1, sizeof *pool);
   if (!pool)
     return het_error(HET_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
   pool->threads = threads;
+  pool->openmp = openmp && threads > 1;
   pthread_mutex_init(&pool->mu, NULL);
   pthread_cond_init(&pool->work_cv, NULL);
   pthread_cond_init(&pool->done_cv, NULL);
   pool->workers = calloc((size_t)threads, sizeof *pool->workers);
-  pool->n_slots = threads - 1;
   if (!pool->workers) {
     het_threadpool_destroy(pool);
     return het_error(HET_ERR_OUT_OF_MEMORY, "thread pool: out of memory");
   }
-  if (threads > 1)
+  if (threads > 1 && !openmp)
     plan_binding(pool);
-  for (int w = 0; w < threads - 1; w++) {
+  for (int w = 0; !openmp && w < threads - 1; w++) {
     pool->workers[w].pool = pool;
     int rc = pthread_create(&pool->workers[w].thread, NULL, worker_main,
                             &pool->workers[w]);
@@ -218,58 +262,12 @@ het_status het_threadpool_create(int threads, het_threadpool **out) {
   return HET_OK;
 }
 
-/* ---- the OpenMP runtime's team ---- */
-
-/* libgomp's entry to a parallel region (what `#pragma omp parallel`
- * compiles to): fn(data) on `threads` threads, the caller one of them;
- * returns when all are done.  Looked up in the process (oneDNN brings
- * libgomp), not linked. */
-#if defined(__SANITIZE_THREAD__)
-#define HET_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define HET_TSAN 1
-#endif
-#endif
-
-typedef void (*het_gomp_parallel_fn)(void (*fn)(void *), void *data,
-                                     unsigned threads, unsigned flags);
-static het_gomp_parallel_fn g_gomp_parallel;
-static pthread_once_t g_gomp_once = PTHREAD_ONCE_INIT;
-
-static void gomp_find(void) {
-  void *sym = dlsym(RTLD_DEFAULT, "GOMP_parallel");
-  memcpy(&g_gomp_parallel, &sym, sizeof sym);
-}
-
-bool het_threadpool_openmp_available(void) {
-#ifdef HET_TSAN
-  return false; /* TSan cannot see libgomp's handoffs: the pthread pool */
-#else
-  pthread_once(&g_gomp_once, gomp_find);
-  return g_gomp_parallel != NULL;
-#endif
+het_status het_threadpool_create(int threads, het_threadpool **out) {
+  return pool_create(threads, false, out);
 }
 
 het_status het_threadpool_create_openmp(int threads, het_threadpool **out) {
-  if (threads < 1 || threads > HET_THREADPOOL_MAX_THREADS)
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "thread pool: %d threads (1..%d supported)", threads,
-                     HET_THREADPOOL_MAX_THREADS);
-  if (!het_threadpool_openmp_available())
-    return het_error(HET_ERR_UNSUPPORTED,
-                     "thread pool: no OpenMP runtime (libgomp) in this "
-                     "process%s",
-#ifdef HET_TSAN
-                     " usable under ThreadSanitizer"
-#else
-                     ""
-#endif
-    );
-  HET_TRY(het_threadpool_create(1, out));
-  (*out)->threads = threads;
-  (*out)->openmp = threads > 1;
-  return HET_OK;
+  return pool_create(threads, true, out);
 }
 
 bool het_threadpool_is_openmp(const het_threadpool *pool) {
