@@ -2,16 +2,19 @@
  * initializers of every dtype (typed fields and raw_data), external data
  * and its path checks, declared types and symbolic dims, subgraphs and
  * outer scopes, old opsets, attributes of every type, TensorProto
- * encode/decode, and robustness against truncated and bit-flipped files.
+ * encode/decode, large weights in huge-page memory, and robustness against truncated and bit-flipped files.
  * Fixtures come from tests/data/loader/gen_loader_fixtures.py.
  */
 #include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/dtype.h"
+#include "core/hostmem.h"
 #include "core/ir.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -302,6 +305,79 @@ START_TEST(test_load_memory) {
   ck_assert_int_eq(het_onnx_load_memory(buf, len, DATA, "mem", &g), HET_OK);
   het_graph_destroy(g);
   free(buf);
+}
+END_TEST
+
+/* Whether the kernel offers transparent huge pages to advised memory. */
+static bool thp_offered(void) {
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  char line[128] = "";
+  if (!f)
+    return false;
+  bool ok = fgets(line, sizeof line, f) && !strstr(line, "[never]");
+  fclose(f);
+  return ok;
+}
+
+/* The THPeligible flag of the mapping holding p (/proc/self/smaps). */
+static bool thp_eligible(const void *p) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  ck_assert_ptr_nonnull(f);
+  char line[512];
+  bool inside = false, eligible = false;
+  uintptr_t a = (uintptr_t)p;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') &&
+        strchr(line, '-') < strchr(line, ' '))
+      inside = a >= lo && a < hi;
+    else if (inside && strncmp(line, "THPeligible:", 12) == 0)
+      eligible = atoi(line + 12) == 1;
+  }
+  fclose(f);
+  return eligible;
+}
+
+/* Host memory: small blocks 64-byte aligned, an impossible size refused;
+ * a weight of 2 MiB and more is decoded into a block on a 2 MiB boundary
+ * advised as huge pages (copying a model's weights into 4 KiB pages cost
+ * more than the rest of session creation), with the file's bytes. */
+START_TEST(test_large_weight_huge_pages) {
+  void *p = het_host_alloc(0), *q = het_host_alloc(100);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_nonnull(q);
+  ck_assert_uint_eq((uintptr_t)p % 64, 0);
+  ck_assert_uint_eq((uintptr_t)q % 64, 0);
+  free(p);
+  free(q);
+  ck_assert_ptr_null(het_host_alloc(SIZE_MAX - 10));
+  int64_t n = (3 << 20) / 4 + 5;
+  het_tensor *t;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, &n, 1, &t),
+                   HET_OK);
+  for (int64_t i = 0; i < n; i++)
+    ((float *)t->data)[i] = (float)i * 0.25f - 7.0f;
+  het_graph *g;
+  int v;
+  ck_assert_int_eq(het_graph_create(&g), HET_OK);
+  ck_assert_int_eq(het_graph_intern_value(g, "w", &v), HET_OK);
+  g->values[v].initializer = t;
+  g->values[v].flags = HET_VALUE_INITIALIZER;
+  uint8_t *buf;
+  size_t len;
+  ck_assert_int_eq(het_onnx_save_memory(g, &buf, &len), HET_OK);
+  het_graph *b = NULL;
+  ck_assert_int_eq(het_onnx_load_memory(buf, len, NULL, "mem", &b), HET_OK);
+  const het_tensor *w = value(b, "w")->initializer;
+  ck_assert_ptr_nonnull(w);
+  ck_assert_uint_eq(w->nbytes, t->nbytes);
+  ck_assert_uint_eq((uintptr_t)w->data % HET_HOSTMEM_HUGE_BYTES, 0);
+  ck_assert_int_eq(memcmp(w->data, t->data, t->nbytes), 0);
+  if (thp_offered())
+    ck_assert_msg(thp_eligible(w->data), "weight not in huge-page memory");
+  het_graph_destroy(b);
+  free(buf);
+  het_graph_destroy(g);
 }
 END_TEST
 
@@ -622,6 +698,7 @@ static Suite *loader_suite(void) {
   tcase_add_test(core, test_opset6_and_unknown_op);
   tcase_add_test(core, test_attributes);
   tcase_add_test(core, test_load_memory);
+  tcase_add_test(core, test_large_weight_huge_pages);
   tcase_add_test(core, test_tensor_roundtrip);
   tcase_add_test(core, test_tensor_decode_testdata);
   suite_add_tcase(s, core);

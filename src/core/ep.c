@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hostmem.h"
 #include "core/tensor.h"
 
 bool het_ep_is_native(const het_ep *ep) {
@@ -52,7 +53,7 @@ het_status het_device_host_alloc(const het_device *d, size_t nbytes,
     *pinned = true;
     return HET_OK;
   }
-  *ptr = aligned_alloc(64, size ? size : 64);
+  *ptr = het_host_alloc(size);
   if (!*ptr)
     return het_error(HET_ERR_OUT_OF_MEMORY,
                      "cannot allocate %zu bytes of host memory", nbytes);

@@ -6,6 +6,7 @@
 
 #include "core/dtype.h"
 #include "core/ep.h"
+#include "core/hostmem.h"
 #include "core/status.h"
 
 bool het_dim_mul(int64_t a, int64_t b, int64_t *out) {
@@ -94,8 +95,7 @@ het_status het_tensor_alloc(het_tensor *t, het_dtype dtype,
   size_t nbytes;
   het_tensor_reset(t);
   HET_TRY(het_tensor_check_shape(dtype, dims, rank, "tensor", &nbytes));
-  size_t alloc = (nbytes + 63) & ~(size_t)63;
-  void *p = aligned_alloc(64, alloc ? alloc : 64);
+  void *p = het_host_alloc(nbytes);
   if (!p)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes",
                      nbytes);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hostmem.h"
 #include "kernels/kernel.h"
 
 static const het_kernel *const het_kernel_groups[] = {
@@ -46,7 +47,7 @@ het_status het_kernel_take(het_kernel_ctx *ctx, size_t bytes, void **out) {
     ctx->scratch_used += need;
     return HET_OK;
   }
-  *out = aligned_alloc(64, need ? need : 64);
+  *out = het_host_alloc(need);
   if (!*out)
     return het_kernel_fail(ctx, HET_ERR_OUT_OF_MEMORY,
                            "cannot allocate %zu bytes of scratch", bytes);

@@ -14,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "core/ep.h"
+#include "core/hostmem.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "onnx/loader.h"
@@ -439,9 +440,8 @@ static _Thread_local bool het_onnx_pb_oom;
 
 static void *het_onnx_pb_alloc(void *data, size_t size) {
   (void)data;
-  void *p = size < HET_ONNX_ADOPT_BYTES
-                ? malloc(size ? size : 1)
-                : aligned_alloc(64, (size + 63) & ~(size_t)63);
+  void *p = size < HET_ONNX_ADOPT_BYTES ? malloc(size ? size : 1)
+                                         : het_host_alloc(size);
   het_onnx_pb_oom |= !p;
   return p;
 }

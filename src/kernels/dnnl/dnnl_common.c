@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hostmem.h"
 #include "kernels/presets.h"
 
 static dnnl_engine_t g_engine;
@@ -99,7 +100,7 @@ static void *het_dnnl_buf_get(het_dnnl_buf *b, size_t n) {
     return b->p;
   free(b->p);
   b->cap = 0;
-  b->p = aligned_alloc(64, (n + 63) / 64 * 64);
+  b->p = het_host_alloc(n);
   if (b->p)
     b->cap = n;
   return b->p;
@@ -173,8 +174,7 @@ dnnl_primitive_attr_t het_dnnl_attr_finish(dnnl_primitive_attr_t attr,
 }
 
 void *het_dnnl_alloc(const dnnl_memory_desc_t *md) {
-  size_t n = (dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
-  void *p = aligned_alloc(64, n ? n : 64);
+  void *p = het_host_alloc(dnnl_memory_desc_get_size(md));
   if (!p)
     t_oom = true;
   return p;
