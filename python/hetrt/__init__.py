@@ -36,7 +36,7 @@ from .quantize import quantize, QuantizationResult  # noqa: F401
 
 def get_built_providers():
     """The names of the execution providers built into libhetrt, in the
-    library's order (e.g. ``['cpu', 'emu']``; ``'cuda'`` when the plugin
+    library's order (e.g. ``['cpu', 'int8', 'emu']``; ``'cuda'`` when the plugin
     was built; it still needs a GPU to be used)."""
     names = default_env().built_providers()
     return [n for n in names.split(",") if n]

@@ -1,6 +1,7 @@
 /* registry.c — the providers this build knows by name, built or not.
  * The CUDA provider is a plugin (providers/plugin.c): when this build made
- * libhetrt_cuda.so, asking for "cuda" loads it. */
+ * libhetrt_cuda.so, asking for "cuda" loads it.  The INT8 provider's
+ * vtable is made on first use (providers/int8). */
 #include <string.h>
 
 #include "core/status.h"
@@ -8,25 +9,27 @@
 #include "providers/registry.h"
 #include "providers/cpu/cpu.h"
 #include "providers/emu/emu.h"
+#include "providers/int8/int8.h"
 
 typedef struct het_registry_entry {
   const char *name;
   const het_provider_vtable *vt; /* NULL when not built in */
+  const het_provider_vtable *(*get)(void); /* or made by this */
   const char *plugin;            /* or the library it lives in */
   const char *why_not;
 } het_registry_entry;
 
 static const het_registry_entry het_registry[] = {
-    {"cpu", &het_cpu_provider, NULL, NULL},
+    {"cpu", &het_cpu_provider, NULL, NULL, NULL},
 #ifdef HETRT_CUDA_PLUGIN
-    {"cuda", NULL, "libhetrt_cuda.so", NULL},
+    {"cuda", NULL, NULL, "libhetrt_cuda.so", NULL},
 #else
-    {"cuda", NULL, NULL,
+    {"cuda", NULL, NULL, NULL,
      "not built: this build has no CUDA plugin (configure with the CUDA "
      "toolkit and cuDNN present, or -DHETRT_CUDA=ON)"},
 #endif
-    {"int8", NULL, NULL, "the INT8 provider is not part of this build yet"},
-    {"emu", &het_emu_provider, NULL, NULL},
+    {"int8", NULL, het_int8_provider, NULL, NULL},
+    {"emu", &het_emu_provider, NULL, NULL, NULL},
 };
 
 het_status het_registry_find(const char *name,
@@ -37,6 +40,10 @@ het_status het_registry_find(const char *name,
       continue;
     if (e->plugin)
       return het_plugin_find(name, e->plugin, "HETRT_CUDA_PLUGIN", out);
+    if (e->get) {
+      *out = e->get();
+      return HET_OK;
+    }
     if (!e->vt)
       return het_error(HET_ERR_NOT_BUILT, "provider '%s': %s", name,
                        e->why_not);
@@ -49,8 +56,8 @@ het_status het_registry_find(const char *name,
 
 const char *het_registry_built_names(void) {
 #ifdef HETRT_CUDA_PLUGIN
-  return "cpu,emu,cuda";
+  return "cpu,int8,emu,cuda";
 #else
-  return "cpu,emu";
+  return "cpu,int8,emu";
 #endif
 }

@@ -178,7 +178,7 @@ def test_warnings_from_non_strict_session(conv_model):
 def test_version_and_built_providers():
     assert hetrt.__version__.count(".") == 2
     built = hetrt.get_built_providers()
-    assert "cpu" in built and "emu" in built
+    assert "cpu" in built and "int8" in built and "emu" in built
 
 
 def test_threads_option(conv_model):

@@ -10,6 +10,8 @@
  * faster at compile) | direct | winograd; cpu.estimate = calibrated
  * (default: estimate.c) | roofline (the core's plain roofline);
  * cpu.threadpool = auto (default) | openmp | pthread (threadpool.h).
+ * het_cpu_create_as makes the same instance under another provider's name
+ * with a narrower claim (providers/int8).
  * Invariant: a compiled subgraph is immutable after compile, so
  * concurrent runs share it safely.
  */
@@ -40,6 +42,8 @@ typedef enum het_cpu_pool_kind {
 } het_cpu_pool_kind;
 
 typedef struct het_cpu_state {
+  const char *name;     /* "cpu", or the provider made by het_cpu_create_as */
+  het_cpu_claim_fn claim; /* NULL: every node a kernel supports */
   int threads;
   bool nchw_only;       /* cpu.layout=nchw */
   het_conv_algo conv_algo; /* cpu.conv_algo */
@@ -72,8 +76,9 @@ typedef struct het_cpu_compiled {
 
 /* *out = the index of value among the n names of option cpu.<key>;
  * INVALID_ARGUMENT listing them when it is none. */
-static het_status het_cpu_choice(const char *key, const char *value,
-                                 const char *const *names, int n, int *out) {
+static het_status het_cpu_choice(const het_cpu_state *s, const char *key,
+                                 const char *value, const char *const *names,
+                                 int n, int *out) {
   char list[96] = "";
   for (int i = 0; i < n; i++) {
     if (strcmp(value, names[i]) == 0) {
@@ -84,8 +89,8 @@ static het_status het_cpu_choice(const char *key, const char *value,
     snprintf(list + len, sizeof list - len, "%s%s",
              i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
   }
-  return het_error(HET_ERR_INVALID_ARGUMENT, "option 'cpu.%s': '%s' is not %s",
-                   key, value, list);
+  return het_error(HET_ERR_INVALID_ARGUMENT, "option '%s.%s': '%s' is not %s",
+                   s->name, key, value, list);
 }
 
 /* Applies option key=value to s. */
@@ -98,53 +103,64 @@ static het_status het_cpu_option(het_cpu_state *s, const char *key,
   static const char *const estimates[] = {"calibrated", "roofline"};
   int i = 0;
   if (strcmp(key, "layout") == 0) {
-    HET_TRY(het_cpu_choice(key, value, layouts, 2, &i));
+    HET_TRY(het_cpu_choice(s, key, value, layouts, 2, &i));
     s->nchw_only = i == 1;
     return HET_OK;
   }
   if (strcmp(key, "conv_algo") == 0) {
-    HET_TRY(het_cpu_choice(key, value, algos, 3, &i));
+    HET_TRY(het_cpu_choice(s, key, value, algos, 3, &i));
     s->conv_algo = (het_conv_algo)i;
     return HET_OK;
   }
   if (strcmp(key, "precision") == 0) {
     char missing[32];
-    HET_TRY(het_cpu_choice(key, value, precisions, 2, &i));
+    HET_TRY(het_cpu_choice(s, key, value, precisions, 2, &i));
     s->bf16 = i == 1;
     if (s->bf16 && !het_cpuinfo_has_isa("avx512bf16", missing, sizeof missing))
       return het_error(HET_ERR_UNSUPPORTED,
-                       "option 'cpu.precision=bf16': this CPU lacks AVX-512 "
-                       "BF16 (bfloat16 arithmetic would be emulated)");
+                       "option '%s.precision=bf16': this CPU lacks AVX-512 "
+                       "BF16 (bfloat16 arithmetic would be emulated)",
+                       s->name);
     return HET_OK;
   }
   if (strcmp(key, "threadpool") == 0) {
-    HET_TRY(het_cpu_choice(key, value, pools, 3, &i));
+    HET_TRY(het_cpu_choice(s, key, value, pools, 3, &i));
     s->pool_kind = (het_cpu_pool_kind)i;
     return HET_OK;
   }
   if (strcmp(key, "estimate") == 0) {
-    HET_TRY(het_cpu_choice(key, value, estimates, 2, &i));
+    HET_TRY(het_cpu_choice(s, key, value, estimates, 2, &i));
     s->est.roofline = i == 1;
     return HET_OK;
   }
+  const char *p = s->name;
   return het_error(HET_ERR_INVALID_ARGUMENT,
-                   "provider 'cpu': unknown option 'cpu.%s' (known: "
-                   "cpu.layout, cpu.conv_algo, cpu.precision, cpu.estimate, "
-                   "cpu.threadpool)",
-                   key);
+                   "provider '%s': unknown option '%s.%s' (known: %s.layout, "
+                   "%s.conv_algo, %s.precision, %s.estimate, %s.threadpool)",
+                   p, p, key, p, p, p, p, p);
 }
 
-static het_status het_cpu_create(const het_provider_config *config,
-                                 void **state) {
+static het_status het_cpu_device_open(int index, const char *profile_path,
+                                      void **device_state,
+                                      het_device_info *info, char *name,
+                                      size_t name_cap);
+
+het_status het_cpu_create_as(const het_provider_config *config,
+                             const char *name, het_cpu_claim_fn claim,
+                             void **state) {
   het_cpu_state *s = calloc(1, sizeof *s);
   if (!s)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "cpu provider: out of memory");
+    return het_error(HET_ERR_OUT_OF_MEMORY, "%s provider: out of memory",
+                     name);
+  s->name = name;
+  s->claim = claim;
   s->threads = config && config->threads > 0 ? config->threads : 1;
   het_cpu_estimator_init(&s->est);
-  const het_cpu_device *dev =
-      config && config->device && config->device->vt == &het_cpu_provider
-          ? config->device->state
-          : NULL;
+  const het_cpu_device *dev = config && config->device &&
+                                      config->device->vt->device_open ==
+                                          het_cpu_device_open
+                                  ? config->device->state
+                                  : NULL;
   het_cpu_thread_rates thread = dev ? dev->thread : het_cpu_thread_flops();
   if (dev)
     s->est.info = dev->info;
@@ -179,6 +195,11 @@ static het_status het_cpu_create(const het_provider_config *config,
   het_kernel_set_blas_threads(s->threads);
   *state = s;
   return HET_OK;
+}
+
+static het_status het_cpu_create(const het_provider_config *config,
+                                 void **state) {
+  return het_cpu_create_as(config, "cpu", NULL, state);
 }
 
 /* ---- the device ------------------------------------------------------- */
@@ -244,6 +265,8 @@ static het_status het_cpu_get_capability(void *state, const het_graph *graph,
     }
     c->claimed = true;
     snprintf(c->reason, sizeof c->reason, "CPU kernel for %s", node->op_type);
+    if (s->claim)
+      c->claimed = s->claim(graph, n, c->reason, sizeof c->reason);
   }
   /* the layouts its estimates assume, from the graph's own shapes */
   return het_cpu_estimator_plan(&s->est, graph, claims);
