@@ -46,6 +46,8 @@ static const char *const core_cases[] = {
     "lstm_bidirectional_seq_lens",
     "lstm_f32_bidirectional_initial",
     "lstm_f32_reverse_yh_only",
+    "lstm_f32_blocked_h32",
+    "lstm_f32_blocked_h64_r_input",
     "conv_dw3x3_s1_pads_bias",
     "conv_dw3x3_s2_pads_bias",
     "conv_dw5x3_mult2_dilated",

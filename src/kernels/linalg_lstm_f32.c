@@ -5,7 +5,9 @@
  * (oneDNN's where built: OpenBLAS's may be held to its AVX2 kernels); each
  * step adds h·R as broadcast FMAs over R transposed (4H lanes, so the
  * compiler vectorises it; AVX-512 clone) and applies the gates with the
- * branch-free float math of simd.h.  R transposed and the two biases
+ * branch-free float math of simd.h; where H is a multiple of 32, R is
+ * stored by blocks of 32 units and each block's gates are applied as soon
+ * as its sums are done (lstm_step_blocked).  R transposed and the two biases
  * summed are packed once at prepare when they are initializers
  * (het_lk_lstm_prepare), else per run.  Working memory comes from the
  * run's scratch (het_lk_lstm_scratch sizes it).  Other LSTMs take the float64
@@ -86,8 +88,25 @@ typedef struct lstm_packed {
   float *rt, *bias;
 } lstm_packed;
 
+/* Units per block of the blocked layout (LSTM_BLOCK | H): a block's
+ * four gates are 4 x 32 = 128 sums, eight vectors of 16. */
+#define LSTM_BLOCK 32
+
+/* R (4H x H, gates i, o, f, c) transposed for h·R.  H a multiple of
+ * LSTM_BLOCK: by unit block, rt[((blk * H + k) * 4 + q) * 32 + l] =
+ * R[q * H + blk * 32 + l][k], so that one block's four gates are summed
+ * and applied before the next block's part of R is read (lstm_step_blocked).
+ * Otherwise plain: rt[k * 4H + j] = R[j][k]. */
 static void lstm_pack_r(const float *r, int64_t hid, float *rt) {
   int64_t gh = 4 * hid;
+  if (hid % LSTM_BLOCK == 0) {
+    for (int64_t blk = 0; blk < hid / LSTM_BLOCK; blk++)
+      for (int64_t k = 0; k < hid; k++)
+        for (int64_t q = 0; q < 4; q++)
+          for (int64_t l = 0; l < LSTM_BLOCK; l++)
+            *rt++ = r[(q * hid + blk * LSTM_BLOCK + l) * hid + k];
+    return;
+  }
   for (int64_t j = 0; j < gh; j++)
     for (int64_t k = 0; k < hid; k++)
       rt[k * gh + j] = r[j * hid + k];
@@ -144,7 +163,7 @@ het_status het_lk_lstm_prepare(const het_graph *graph, const het_node *node,
 static size_t lstm_f32_floats(const lstm_dims *d) {
   int64_t gh = 4 * d->hid;
   return (size_t)(d->seq * d->batch * gh + d->hid * gh + d->batch * gh +
-                  2 * d->batch * d->hid);
+                  3 * d->batch * d->hid);
 }
 
 size_t het_lk_lstm_scratch(const het_kernel_ctx *ctx) {
@@ -201,6 +220,47 @@ static void lstm_step(float *restrict g, const float *restrict rt,
     h[j] = o * het_simd_tanhf(cn);
   }
 }
+
+/* lstm_step for H a multiple of LSTM_BLOCK, R in the blocked layout of
+ * lstm_pack_r: block by block, the 128 sums of its 32 units start from
+ * X·W + biases (xw, gate order), take h·R over all of h (the previous
+ * step's, hp) in registers, and become those units' c and h (hn) at
+ * once, so the gate math of one block overlaps the reading of the next
+ * block's R (R does not fit in L1: H = 64 is 64 KiB).  Same sums in the
+ * same order and the same gate functions as lstm_step: the same
+ * results. */
+HET_SIMD_CLONES
+static void lstm_step_blocked(const float *restrict xw,
+                              const float *restrict rt,
+                              const float *restrict hp, float *restrict hn,
+                              float *restrict c, int64_t hid) {
+  for (int64_t u0 = 0; u0 < hid; u0 += LSTM_BLOCK) {
+    lstm_v16 acc[8];
+    for (int q = 0; q < 4; q++)
+      memcpy(&acc[2 * q], xw + q * hid + u0, 2 * sizeof acc[0]);
+    const float *blk = rt + u0 * hid * 4;
+    for (int64_t k = 0; k < hid; k++) {
+      lstm_v16 hk = (lstm_v16){0} + hp[k];
+      const float *row = blk + k * 4 * LSTM_BLOCK;
+      for (int q = 0; q < 8; q++) {
+        lstm_v16 r;
+        memcpy(&r, row + 16 * q, sizeof r);
+        acc[q] += hk * r;
+      }
+    }
+    float g[4 * LSTM_BLOCK];
+    memcpy(g, acc, sizeof g);
+    for (int64_t l = 0; l < LSTM_BLOCK; l++) {
+      float i = het_simd_sigmoidf(g[l]);
+      float o = het_simd_sigmoidf(g[LSTM_BLOCK + l]);
+      float f = het_simd_sigmoidf(g[2 * LSTM_BLOCK + l]);
+      float cc = het_simd_tanhf(g[3 * LSTM_BLOCK + l]);
+      float cn = f * c[u0 + l] + i * cc;
+      c[u0 + l] = cn;
+      hn[u0 + l] = o * het_simd_tanhf(cn);
+    }
+  }
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -222,7 +282,8 @@ het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
   HET_TRY(het_kernel_take(ctx, lstm_f32_floats(&d) * sizeof(float),
                           (void **)&work));
   float *xw = work, *rt = xw + rows * gh, *g = rt + H * gh;
-  float *h = g + d.batch * gh, *c = h + d.batch * H;
+  float *h = g + d.batch * gh, *c = h + d.batch * H, *h2 = c + d.batch * H;
+  bool blocked = H % LSTM_BLOCK == 0;
   const lstm_packed *pk = ctx->state;
   if (pk && (pk->nd != d.nd || pk->hid != H))
     pk = NULL;
@@ -258,13 +319,23 @@ het_status het_lk_lstm_f32_run(het_kernel_ctx *ctx, bool *taken) {
     for (int64_t step = 0; step < d.seq; step++) {
       int64_t t = fwd ? step : d.seq - 1 - step;
       for (int64_t b = 0; b < d.batch; b++) {
-        float *gb = g + b * gh;
-        memcpy(gb, xw + (t * d.batch + b) * gh, sizeof(float) * (size_t)gh);
-        lstm_step(gb, rtd, h + b * H, c + b * H, H);
-        if (yt)
-          memcpy((float *)yt->data + ((t * d.nd + dir) * d.batch + b) * H,
-                 h + b * H, sizeof(float) * (size_t)H);
+        const float *xwt = xw + (t * d.batch + b) * gh;
+        if (blocked) { /* the new h into h2, then swapped with h */
+          lstm_step_blocked(xwt, rtd, h + b * H, h2 + b * H, c + b * H, H);
+        } else {
+          float *gb = g + b * gh;
+          memcpy(gb, xwt, sizeof(float) * (size_t)gh);
+          lstm_step(gb, rtd, h + b * H, c + b * H, H);
+        }
       }
+      if (blocked) {
+        float *tmp = h;
+        h = h2;
+        h2 = tmp;
+      }
+      for (int64_t b = 0; yt && b < d.batch; b++)
+        memcpy((float *)yt->data + ((t * d.nd + dir) * d.batch + b) * H,
+               h + b * H, sizeof(float) * (size_t)H);
     }
     if (yht)
       memcpy((float *)yht->data + dir * d.batch * H, h, state);

@@ -368,6 +368,26 @@ def lstm_f32_cases():
     _, yh, _ = lstm_full_ref(x, w, r, None, None, None, [False])
     case("lstm_f32_reverse_yh_only", "LSTM", [("x", x), ("w", w), ("r", r)],
          [("", None), ("yh", yh)], 13, direction="reverse", hidden_size=hid)
+    # H a multiple of 32: R in unit blocks (lstm_step_blocked), packed at
+    # prepare (an initializer) and per run (an input)
+    seq, batch, inp, hid = 6, 2, 5, 32
+    x, w, r = rand_lstm(seq, batch, inp), rand_lstm(2, 4 * hid, inp), \
+        rand_lstm(2, 4 * hid, hid)
+    b, h0, c0 = rand_lstm(2, 8 * hid), rand_lstm(2, batch, hid), \
+        rand_lstm(2, batch, hid)
+    y, yh, yc = lstm_full_ref(x, w, r, b, h0, c0, [True, False])
+    case("lstm_f32_blocked_h32", "LSTM",
+         [("x", x), ("w", w), ("r", r), ("b", b), ("", None), ("h0", h0),
+          ("c0", c0)],
+         [("y", y), ("yh", yh), ("yc", yc)], 14, inits=("w", "r", "b"),
+         direction="bidirectional", hidden_size=hid)
+    seq, batch, inp, hid = 4, 1, 3, 64
+    x, w, r = rand_lstm(seq, batch, inp), rand_lstm(1, 4 * hid, inp), \
+        rand_lstm(1, 4 * hid, hid) * 0.25
+    y, yh, _ = lstm_full_ref(x, w, r, None, None, None, [True])
+    case("lstm_f32_blocked_h64_r_input", "LSTM",
+         [("x", x), ("w", w), ("r", r)], [("y", y), ("yh", yh)], 14,
+         inits=("w",), hidden_size=hid)
 
 
 # float16 Convs with constant weights run on oneDNN's float32 primitive
