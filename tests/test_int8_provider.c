@@ -17,9 +17,9 @@
 #define QDQ_CHAIN HETRT_TEST_DATA "/optimizer/qdq_chain/model.onnx"
 #define QDQ_CHAIN_S8 HETRT_TEST_DATA "/optimizer/qdq_chain_s8/model.onnx"
 
-/* A session of model with providers (comma list), algorithm and, when not
- * NULL, policy YAML; NULL with want_st and a message containing want_msg
- * when creation is meant to fail. */
+/* A session of model with providers (comma list), algorithm, and when
+ * not NULL a policy (YAML) and one option; NULL when creation fails (the
+ * message in het_last_error()). */
 static het_session *open_session(het_env *env, const char *model,
                                  const char *providers, const char *algorithm,
                                  const char *policy, const char *opt_key,
@@ -78,11 +78,24 @@ static int count_on(const het_session *s, const char *provider, bool int8_all) {
   return n;
 }
 
-static void same_bytes(het_tensor *a, het_tensor *b) {
-  ck_assert_uint_eq(het_tensor_get_count(a), het_tensor_get_count(b));
-  ck_assert_int_eq(memcmp(het_tensor_get_data(a), het_tensor_get_data(b),
-                          (size_t)het_tensor_get_count(a) * sizeof(float)),
+/* Sessions a and b give the same bytes on the chain's input. */
+static void same_outputs(het_session *a, het_session *b) {
+  het_tensor *want = run_chain(a), *got = run_chain(b);
+  ck_assert_uint_eq(het_tensor_get_count(want), het_tensor_get_count(got));
+  ck_assert_int_eq(memcmp(het_tensor_get_data(want), het_tensor_get_data(got),
+                          (size_t)het_tensor_get_count(want) * sizeof(float)),
                    0);
+  het_tensor_destroy(want);
+  het_tensor_destroy(got);
+}
+
+/* A session of model on the CPU provider alone (priority), the reference
+ * the INT8 provider's sessions must match. */
+static het_session *open_cpu(het_env *env, const char *model) {
+  het_session *s = open_session(env, model, "cpu", "priority", NULL, NULL,
+                                NULL);
+  ck_assert_msg(s != NULL, "%s", het_last_error());
+  return s;
 }
 
 /* int8,cpu in priority order: every quantized operator (QLinearConv,
@@ -91,11 +104,9 @@ static void same_bytes(het_tensor *a, het_tensor *b) {
 static void check_priority(const char *model) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
-  het_session *cpu = open_session(env, model, "cpu", "priority", NULL, NULL,
-                                  NULL);
+  het_session *cpu = open_cpu(env, model);
   het_session *mix = open_session(env, model, "int8,cpu", "priority", NULL,
                                   NULL, NULL);
-  ck_assert_ptr_nonnull(cpu);
   ck_assert_msg(mix != NULL, "%s", het_last_error());
   ck_assert_int_eq(count_on(cpu, "int8", false), 0);
   int on_int8 = count_on(mix, "int8", true);
@@ -115,10 +126,7 @@ static void check_priority(const char *model) {
                     "%s", p.reason);
   }
   ck_assert(pool);
-  het_tensor *want = run_chain(cpu), *got = run_chain(mix);
-  same_bytes(want, got);
-  het_tensor_destroy(want);
-  het_tensor_destroy(got);
+  same_outputs(cpu, mix);
   het_session_destroy(mix);
   het_session_destroy(cpu);
   het_env_destroy(env);
@@ -141,16 +149,12 @@ START_TEST(test_policy_pins_islands) {
       "    pin: int8\n";
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
-  het_session *cpu = open_session(env, QDQ_CHAIN, "cpu", "cost", NULL, NULL,
-                                  NULL);
+  het_session *cpu = open_cpu(env, QDQ_CHAIN);
   het_session *cost = open_session(env, QDQ_CHAIN, "cpu,int8", "cost", policy,
                                    NULL, NULL);
   ck_assert_msg(cost != NULL, "%s", het_last_error());
   count_on(cost, "int8", true);
-  het_tensor *want = run_chain(cpu), *got = run_chain(cost);
-  same_bytes(want, got);
-  het_tensor_destroy(want);
-  het_tensor_destroy(got);
+  same_outputs(cpu, cost);
   het_session_destroy(cost);
   het_session_destroy(cpu);
   het_env_destroy(env);
