@@ -1,7 +1,8 @@
 /* fuzz_profile.c — libFuzzer target: bytes as a YAML device profile
  * (configs/devices/README.md) → each of its parsers: the `provider:`
  * scan (providers/profiles.c), the emulated device's profile
- * (providers/emu/profile.c) and the CPU's (providers/cpu/profile.c).
+ * (providers/emu/profile.c) and the device facts (core/devprofile.c, read
+ * for the CPU's profile and for a CUDA one).
  * They read files, so each input is written to a file in /dev/shm (or
  * $TMPDIR when /dev/shm is absent) first.
  * Invariant checked: no crash, hang, leak or sanitizer report on any
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/devprofile.h"
 #include "hetrt/hetrt.h"
 #include "providers/cpu/profile.h"
 #include "providers/emu/emu_internal.h"
@@ -59,5 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     het_emu_profile_deinit(&p);
   het_device_info info;
   (void)het_cpu_device_info_load(g_path, &info);
+  het_device_profile dp;
+  (void)het_device_profile_load(g_path, "cuda", &dp);
   return 0;
 }

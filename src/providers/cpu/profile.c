@@ -4,10 +4,9 @@
  * bandwidth from a memcpy probe, measured once and cached on disk (so
  * placements computed from it are the same in every process on this
  * machine) and per process (pthread_once); a YAML device profile may
- * override any field (het_cpu_device_info_load).
+ * override any field (het_cpu_device_info_load, read by core/devprofile.c).
  */
 #include <cblas.h>
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -17,9 +16,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "core/cache.h"
+#include "core/devprofile.h"
 #include "core/status.h"
 #include "kernels/kernel.h"
 #include "kernels/sgemm.h"
@@ -191,245 +190,18 @@ het_cpu_thread_rates het_cpu_thread_flops(void) {
 
 /* ---- profile file (the format of configs/devices/README.md) ---- */
 
-typedef enum het_cpu_unit {
-  HET_UNIT_BYTES,   /* 512MiB, 60GB/s, 8e9 */
-  HET_UNIT_FLOPS,   /* 4T, 4TFLOPS, 4 TFLOP/s, 16TOPS */
-  HET_UNIT_SECONDS, /* 20us, 1e-6, 2ms */
-} het_cpu_unit;
-
-/* Multiplier of a decimal (K M G T P) or binary (Ki Mi Gi Ti) prefix at
- * *s, advancing past it; 1 when there is none. */
-static double het_cpu_prefix(const char **s) {
-  static const char prefixes[] = "KMGTP";
-  char c = **s == 'k' ? 'K' : **s;
-  const char *at = c ? strchr(prefixes, c) : NULL;
-  if (!at)
-    return 1;
-  bool binary = (*s)[1] == 'i' && at - prefixes < 4;
-  double m = 1;
-  for (long k = 0; k <= at - prefixes; k++)
-    m *= binary ? 1024.0 : 1000.0;
-  *s += binary ? 2 : 1;
-  return m;
-}
-
-static bool het_cpu_parse_quantity(const char *s, het_cpu_unit unit,
-                                   double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !isfinite(v) || v < 0)
-    return false;
-  const char *r = end;
-  while (*r == ' ')
-    r++;
-  if (unit == HET_UNIT_SECONDS) {
-    static const char *const names[] = {"", "s", "ms", "us", "ns"};
-    static const double scale[] = {1, 1, 1e-3, 1e-6, 1e-9};
-    for (int k = 0; k < 5; k++)
-      if (strcmp(r, names[k]) == 0) {
-        *out = v * scale[k];
-        return true;
-      }
-    return false;
-  }
-  v *= het_cpu_prefix(&r);
-  static const char *const bytes[] = {"", "B", "B/s", NULL};
-  static const char *const flops[] = {"", "FLOPS", "FLOP/s", "OPS", NULL};
-  for (const char *const *k = unit == HET_UNIT_BYTES ? bytes : flops; *k; k++)
-    if (strcmp(r, *k) == 0) {
-      *out = v;
-      return true;
-    }
-  return false;
-}
-
-/* Fields a profile may set; bit i of het_cpu_profile.set. */
-enum {
-  HET_CPU_CAPACITY, HET_CPU_F32, HET_CPU_F16, HET_CPU_I8, HET_CPU_MEMBW,
-  HET_CPU_LINKBW, HET_CPU_LATENCY, HET_CPU_LAUNCH_KEY, HET_CPU_LAYOUT,
-  HET_CPU_NAME, HET_CPU_PROVIDER, HET_CPU_FIELDS
-};
-
-typedef struct het_cpu_profile {
-  const char *path;
-  het_device_info info;
-  unsigned set;
-} het_cpu_profile;
-
-static const struct {
-  const char *key;
-  het_cpu_unit unit;
-} het_cpu_keys[] = {
-    [HET_CPU_CAPACITY] = {"memory_capacity", HET_UNIT_BYTES},
-    [HET_CPU_F32] = {"float32", HET_UNIT_FLOPS},
-    [HET_CPU_F16] = {"float16", HET_UNIT_FLOPS},
-    [HET_CPU_I8] = {"int8", HET_UNIT_FLOPS},
-    [HET_CPU_MEMBW] = {"memory_bandwidth", HET_UNIT_BYTES},
-    [HET_CPU_LINKBW] = {"link_bandwidth", HET_UNIT_BYTES},
-    [HET_CPU_LATENCY] = {"link_latency", HET_UNIT_SECONDS},
-    [HET_CPU_LAUNCH_KEY] = {"launch_overhead", HET_UNIT_SECONDS},
-    [HET_CPU_LAYOUT] = {"preferred_layout", HET_UNIT_BYTES},
-    [HET_CPU_NAME] = {"name", HET_UNIT_BYTES},
-    [HET_CPU_PROVIDER] = {"provider", HET_UNIT_BYTES},
-};
-
-static void het_cpu_apply(het_device_info *i, int k, double v) {
-  switch (k) {
-  case HET_CPU_CAPACITY:
-    i->memory_capacity = v >= 1.8e19 ? SIZE_MAX : (size_t)v;
-    break;
-  case HET_CPU_F32: i->peak_flops_f32 = v; break;
-  case HET_CPU_F16: i->peak_flops_f16 = v; break;
-  case HET_CPU_I8: i->peak_flops_i8 = v; break;
-  case HET_CPU_MEMBW: i->memory_bandwidth = v; break;
-  case HET_CPU_LINKBW: i->link_bandwidth = v; break;
-  case HET_CPU_LATENCY: i->link_latency = v; break;
-  default: i->launch_overhead = v; break;
-  }
-}
-
-/* Field k (a key at top level, or a dtype under peak_flops) = value. */
-static het_status het_cpu_profile_set(het_cpu_profile *p, int k,
-                                      const char *key, const char *value,
-                                      size_t line) {
-  if (p->set & (1u << k))
-    return het_error(HET_ERR_INVALID_ARGUMENT, "%s:%zu: repeated key '%s'",
-                     p->path, line, key);
-  p->set |= 1u << k;
-  if (k == HET_CPU_NAME)
-    return HET_OK;
-  if (k == HET_CPU_PROVIDER)
-    return strcmp(value, "cpu") == 0
-               ? HET_OK
-               : het_error(HET_ERR_INVALID_ARGUMENT,
-                           "%s:%zu: profile for provider '%s', not 'cpu'",
-                           p->path, line, value);
-  if (k == HET_CPU_LAYOUT) {
-    if (strcmp(value, "NCHW") != 0 && strcmp(value, "NHWC") != 0)
-      return het_error(HET_ERR_INVALID_ARGUMENT,
-                       "%s:%zu: preferred_layout '%s' (NCHW or NHWC)",
-                       p->path, line, value);
-    p->info.preferred_layout =
-        strcmp(value, "NHWC") == 0 ? HET_LAYOUT_NHWC : HET_LAYOUT_NCHW;
-    return HET_OK;
-  }
-  double v;
-  if (!het_cpu_parse_quantity(value, het_cpu_keys[k].unit, &v))
-    return het_error(HET_ERR_INVALID_ARGUMENT,
-                     "%s:%zu: %s: '%s' is not a valid quantity", p->path,
-                     line, key, value);
-  het_cpu_apply(&p->info, k, v);
-  return HET_OK;
-}
-
-/* One key: value pair; section is "peak_flops" inside its mapping. */
-static het_status het_cpu_profile_pair(het_cpu_profile *p, bool in_flops,
-                                       const char *key, const char *value,
-                                       size_t line) {
-  if (!in_flops && strcmp(key, "peak_flops") == 0) {
-    for (int k = HET_CPU_F32; k <= HET_CPU_I8; k++)
-      HET_TRY(het_cpu_profile_set(p, k, key, value, line));
-    return HET_OK;
-  }
-  for (int k = 0; k < HET_CPU_FIELDS; k++) {
-    bool dtype = k >= HET_CPU_F32 && k <= HET_CPU_I8;
-    if (dtype == in_flops && strcmp(key, het_cpu_keys[k].key) == 0)
-      return het_cpu_profile_set(p, k, key, value, line);
-  }
-  return het_error(HET_ERR_INVALID_ARGUMENT, "%s:%zu: unknown key '%s%s'",
-                   p->path, line, in_flops ? "peak_flops." : "", key);
-}
-
-/* Reads a top-level mapping of scalars, where peak_flops may also be a
- * mapping of dtype: scalar. */
-static het_status het_cpu_profile_parse(yaml_parser_t *y,
-                                        het_cpu_profile *p) {
-  char key[64] = "";
-  bool have_key = false, in_flops = false;
-  int depth = 0;
-  for (;;) {
-    yaml_event_t ev;
-    if (!yaml_parser_parse(y, &ev))
-      return het_error(HET_ERR_INVALID_ARGUMENT, "%s:%zu: %s", p->path,
-                       y->problem_mark.line + 1,
-                       y->problem ? y->problem : "YAML syntax error");
-    het_status st = HET_OK;
-    yaml_event_type_t type = ev.type;
-    size_t line = ev.start_mark.line + 1;
-    if (type == YAML_MAPPING_START_EVENT) {
-      in_flops = depth == 1 && have_key && strcmp(key, "peak_flops") == 0;
-      if (depth == 1 && !in_flops)
-        st = het_error(HET_ERR_INVALID_ARGUMENT,
-                       "%s:%zu: '%s' takes a single value", p->path, line,
-                       key);
-      have_key = false;
-      depth++;
-    } else if (type == YAML_MAPPING_END_EVENT) {
-      depth--;
-      in_flops = false;
-    } else if (type == YAML_SEQUENCE_START_EVENT) {
-      st = het_error(HET_ERR_INVALID_ARGUMENT,
-                     "%s:%zu: '%s': lists are not CPU profile keys", p->path,
-                     line, key);
-    } else if (type == YAML_SCALAR_EVENT) {
-      const char *s = (const char *)ev.data.scalar.value;
-      if (!have_key) {
-        snprintf(key, sizeof key, "%s", s);
-        have_key = true;
-      } else {
-        st = het_cpu_profile_pair(p, in_flops, key, s, line);
-        have_key = false;
-      }
-    }
-    yaml_event_delete(&ev);
-    if (st != HET_OK)
-      return st;
-    if (type == YAML_STREAM_END_EVENT)
-      return HET_OK;
-  }
-}
-
 het_status het_cpu_device_info_load(const char *path, het_device_info *out) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return het_error(HET_ERR_IO, "device profile '%s': cannot open", path);
-  yaml_parser_t y;
-  if (!yaml_parser_initialize(&y)) {
-    fclose(f);
-    return het_error(HET_ERR_OUT_OF_MEMORY, "device profile: out of memory");
-  }
-  yaml_parser_set_input_file(&y, f);
-  het_cpu_profile p;
-  memset(&p, 0, sizeof p);
-  p.path = path;
-  het_status st = het_cpu_profile_parse(&y, &p);
-  yaml_parser_delete(&y);
-  fclose(f);
-  if (st != HET_OK)
-    return st;
+  het_device_profile p;
+  HET_TRY(het_device_profile_load(path, "cpu", &p));
   het_device_info info = {.host_memory = true,
                           .launch_overhead = HET_CPU_LAUNCH};
-  if (!(p.set & (1u << HET_CPU_F32)) || !(p.set & (1u << HET_CPU_MEMBW)))
+  if (!(p.set & (1u << HET_PROFILE_F32)) ||
+      !(p.set & (1u << HET_PROFILE_MEMBW)))
     het_cpu_device_info(&info); /* a rate is missing: measure */
-  for (int k = 0; k <= HET_CPU_LAUNCH_KEY; k++)
-    if (p.set & (1u << k)) {
-      het_device_info *from = &p.info;
-      double v = k == HET_CPU_CAPACITY ? (double)from->memory_capacity
-                 : k == HET_CPU_F32    ? from->peak_flops_f32
-                 : k == HET_CPU_F16    ? from->peak_flops_f16
-                 : k == HET_CPU_I8     ? from->peak_flops_i8
-                 : k == HET_CPU_MEMBW  ? from->memory_bandwidth
-                 : k == HET_CPU_LINKBW ? from->link_bandwidth
-                 : k == HET_CPU_LATENCY ? from->link_latency
-                                         : from->launch_overhead;
-      het_cpu_apply(&info, k, v);
-    }
-  if (p.set & (1u << HET_CPU_LAYOUT))
-    info.preferred_layout = p.info.preferred_layout;
-  if (!(p.set & (1u << HET_CPU_F16)))
+  het_device_profile_apply(&p, &info);
+  if (!(p.set & (1u << HET_PROFILE_F16)))
     info.peak_flops_f16 = info.peak_flops_f32;
-  if (!(p.set & (1u << HET_CPU_I8)))
+  if (!(p.set & (1u << HET_PROFILE_I8)))
     info.peak_flops_i8 = info.peak_flops_f32 * het_cpu_i8_per_f32();
   info.host_memory = true;
   *out = info;
