@@ -6,13 +6,17 @@
  * outputs bit for bit; a missing or foreign plugin file and a plugin-host
  * version mismatch are refused with messages naming them.  With a GPU the
  * strict session is created and places nodes on cuda (tests/gpu/ runs
- * them).  Without the plugin in the build, "cuda" is ERR_NOT_BUILT.
+ * them).  A cuda device profile without a GPU gives a session that places
+ * and plans on the GPU it describes and refuses to run; a profile that
+ * cannot describe one is refused.  Without the plugin in the build,
+ * "cuda" is ERR_NOT_BUILT.
  */
 #include <check.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hetrt/hetrt.h"
 #include "common/cases.h"
@@ -137,6 +141,115 @@ START_TEST(test_non_strict_falls_back) {
 }
 END_TEST
 
+#define H200 "devices=" HETRT_SOURCE_DIR "/configs/devices/h200.yaml"
+#define PLAN_MLP HETRT_TEST_DATA "/cuda/plan_mlp.onnx"
+
+/* A cuda device profile (configs/devices/h200.yaml) without a GPU: the
+ * session is created on the device the profile describes, the cost
+ * partitioner puts plan_mlp's MatMuls there with their weights' copies,
+ * the memory plan counts those weights on it, a warning says the session
+ * only plans, and runs are refused with ERR_NO_DEVICE, the session staying
+ * usable.  With a GPU the profile only sets the facts. */
+START_TEST(test_profile_plans_without_device) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  static const char *const kv[] = {"providers=cuda,cpu", H200, NULL};
+  het_session *s = NULL;
+  ck_assert_msg(case_open_session(env, PLAN_MLP, kv, &s) == HET_OK, "%s",
+                het_last_error());
+  ck_assert_int_gt(case_placed_on(s, "cuda"), 0);
+  if (have_gpu(env)) {
+    ck_assert_uint_eq(het_session_get_warning_count(s), 0);
+    het_session_destroy(s);
+    het_env_destroy(env);
+    return;
+  }
+  ck_assert_uint_eq(het_session_get_warning_count(s), 1);
+  const char *w = het_session_get_warning(s, 0);
+  ck_assert_msg(strstr(w, "provider 'cuda' places nodes on cuda:0") &&
+                    strstr(w, "configs/devices/h200.yaml") &&
+                    strstr(w, "cannot run"),
+                "%s", w);
+  char *text = NULL;
+  ck_assert_int_eq(het_session_explain(s, "text", &text), HET_OK);
+  ck_assert_msg(strstr(text, "copy host -> cuda (initializer, prepared once)") &&
+                    strstr(text, "of 131.32 GiB capacity"),
+                "%s", text);
+  het_string_destroy(text);
+  size_t peak = 0;
+  ck_assert_int_eq(het_session_get_planned_peak(s, "cuda", &peak), HET_OK);
+  ck_assert_uint_ge(peak, (size_t)1 << 20); /* both weights, at least */
+  het_value_desc d;
+  ck_assert_int_eq(het_session_get_input(s, 0, &d), HET_OK);
+  het_tensor *x, *y = NULL;
+  for (int i = 0; i < d.rank; i++)
+    if (d.dims[i] < 0)
+      d.dims[i] = 2;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_FLOAT32, d.dims, d.rank, &x),
+                   HET_OK);
+  const char *names[1] = {d.name};
+  for (int k = 0; k < 2; k++) { /* refused, and again: still usable */
+    ck_assert_int_eq(het_session_run(s, names, &x, 1, NULL, 1, &y),
+                     HET_ERR_NO_DEVICE);
+    ck_assert_msg(strstr(het_last_error(), "cuda:0") &&
+                      strstr(het_last_error(), "cannot run"),
+                  "%s", het_last_error());
+    ck_assert_ptr_null(y);
+  }
+  ck_assert_int_eq(het_session_explain(s, "json", &text), HET_OK);
+  het_string_destroy(text);
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+  het_env_destroy(env);
+}
+END_TEST
+
+/* A profile that cannot stand for a GPU: the facts the cost model needs
+ * missing, or a key that is not one, fail creation naming the file. */
+START_TEST(test_bad_profile) {
+  static const struct {
+    const char *yaml, *want;
+  } bad[] = {
+      {"provider: cuda\nname: x\npeak_flops: 10T\n",
+       "needs peak_flops (float32) and memory_bandwidth"},
+      {"provider: cuda\npeak_flops: 10T\nmemory_bandwidth: 1TB/s\n"
+       "warp_size: 32\n",
+       ":4: unknown key 'warp_size'"},
+      {"provider: cuda\npeak_flops: fast\nmemory_bandwidth: 1TB/s\n",
+       "'fast' is not a valid quantity"},
+  };
+  char path[] = "/tmp/het_cuda_profile_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char devices[64];
+  snprintf(devices, sizeof devices, "devices=%s", path);
+  const char *kv[] = {"providers=cuda,cpu", devices, NULL};
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  bool gpu = have_gpu(env);
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    FILE *f = fopen(path, "w");
+    fputs(bad[k].yaml, f);
+    fclose(f);
+    het_session *s = NULL;
+    het_status st = open_session(env, kv, &s);
+    if (gpu && k == 0) { /* a present GPU keeps its own facts */
+      ck_assert_int_eq(st, HET_OK);
+      het_session_destroy(s);
+      continue;
+    }
+    ck_assert_int_eq(st, HET_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(het_last_error(), bad[k].want) &&
+                      strstr(het_last_error(), path),
+                  "%s", het_last_error());
+    ck_assert_ptr_null(s);
+  }
+  unlink(path);
+  het_env_destroy(env);
+}
+END_TEST
+
 static void expect_not_built(const char *plugin_path, const char *want) {
   setenv("HETRT_CUDA_PLUGIN", plugin_path, 1);
   het_env *env;
@@ -208,6 +321,8 @@ static Suite *cuda_plugin_suite(void) {
 #ifdef HETRT_TEST_CUDA_PLUGIN
   tcase_add_test(tc, test_strict_without_device);
   tcase_add_test(tc, test_non_strict_falls_back);
+  tcase_add_test(tc, test_profile_plans_without_device);
+  tcase_add_test(tc, test_bad_profile);
   tcase_add_test(tc, test_missing_plugin);
   tcase_add_test(tc, test_foreign_library);
   tcase_add_test(tc, test_host_version_mismatch);

@@ -24,7 +24,9 @@
  *     copy_wait);
  *   3 appends devices, streams, events, copy_async/can_copy, run_async with
  *     a het_kernel_io, scratch sizes, and the ahead-of-time slots;
- *   4 appends compute_type (the precision a claimed node computes in).
+ *   4 appends compute_type (the precision a claimed node computes in);
+ *   5 appends device_plans_only (a device that stands for hardware that
+ *     is not present: sessions place and plan on it but do not run).
  * The core reads a slot only from a vtable whose abi_version includes it
  * (HET_PROVIDER_HAS).  A provider built against version 1 or 2 keeps
  * working through core defaults: one device per session, its run and
@@ -43,7 +45,7 @@
 extern "C" {
 #endif
 
-#define HET_PROVIDER_ABI_VERSION 4
+#define HET_PROVIDER_ABI_VERSION 5
 
 /* Whether vtable vt (a pointer) has slot `slot` set: the slot exists in
  * the version vt was built against (first version named) and is not NULL. */
@@ -110,6 +112,8 @@ typedef struct het_device {
   het_device_kind kind;
   char name[HET_DEVICE_NAME_CAP]; /* "emu:0", from device_open */
   het_device_info info;
+  /* set by the core from device_plans_only (ABI 5) after device_open */
+  bool plans_only;
 } het_device;
 
 /* A provider instance of a session on its device. */
@@ -349,6 +353,14 @@ typedef struct het_provider_vtable {
    * means UNDEFINED for every node.  Reports show it as the node's
    * precision; policy `precision:` rules place by it. */
   het_dtype (*compute_type)(void *state, const het_graph *graph, int node);
+
+  /* ---- ABI 5 ----
+   * device_plans_only: whether the device (device_open's state) stands for
+   * hardware that is not present, as a device profile describes it (the
+   * CUDA provider's GPU profiles): a session places and plans on it
+   * (partview, het_session_explain, the placement API), puts no weight on
+   * it and refuses to run (NO_DEVICE).  NULL: false. */
+  bool (*device_plans_only)(void *device_state);
 } het_provider_vtable;
 
 /* ---- ABI 1-2 run context accessors (the legacy run slot) ----

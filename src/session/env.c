@@ -112,6 +112,9 @@ het_status het_env_open_device(het_env *env, const het_provider_vtable *vt,
     if (st == HET_OK)
       st = vt->device_open(index, profile, &n->dev.state, &n->dev.info,
                            n->dev.name, sizeof n->dev.name);
+    if (st == HET_OK)
+      n->dev.plans_only = HET_PROVIDER_HAS(vt, 5, device_plans_only) &&
+                          vt->device_plans_only(n->dev.state);
     if (st == HET_OK) {
       d = n;
       env->n_devices++;

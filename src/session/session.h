@@ -184,6 +184,9 @@ struct het_session {
   struct het_measure *measure; /* session_measure.c, when measure/trace */
   bool graph_ready;         /* graph came inferred and optimized (a shape
                                regime's copy): the build skips both */
+  const het_ep *plans_only;  /* a provider on a device that only plans
+                               (het_device.plans_only) that the placement
+                               uses: runs are refused; NULL: none */
   bool plan_only;           /* stop once the model's graph is assigned
                                (a shape regime's trial): no compile, no
                                programs; the session cannot run */

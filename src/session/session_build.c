@@ -442,8 +442,30 @@ static het_status het_place_one(het_session *s, het_graph_build *b, int n,
   return het_transfer_layout(src, conv != 0, dst);
 }
 
+/* On device d, which only plans: a tensor of out's type and shape (src's
+ * where out's is not known) and no data, so that the memory plan counts
+ * it where it would be; the session never runs (plans_only). */
+static het_status het_place_planned(const het_value *out,
+                                    const het_tensor *src, const het_device *d,
+                                    het_tensor *dst) {
+  bool known = out->dtype != HET_DTYPE_UNDEFINED && out->shape.rank >= 0 &&
+               het_shape_is_concrete(&out->shape);
+  dst->dtype = known ? out->dtype : src->dtype;
+  dst->rank = known ? out->shape.rank : src->rank;
+  for (int i = 0; i < dst->rank; i++)
+    dst->dims[i] = known ? out->shape.dims[i].value : src->dims[i];
+  int64_t count = het_dims_count(dst->dims, dst->rank);
+  if (count < 0)
+    return het_error(HET_ERR_INTERNAL, "placement: '%s' has no size",
+                     out->name);
+  dst->nbytes = (size_t)count * het_dtype_size(dst->dtype);
+  dst->device = d;
+  return HET_OK;
+}
+
 /* Pass 5b: runs the static boundary steps once, in order; run-time
- * readers find their results placed. */
+ * readers find their results placed (on a device that only plans, their
+ * size: het_place_planned). */
 static het_status het_place_initializers(het_session *s, het_graph_build *b) {
   het_graph *g = b->prog.graph;
   het_tensor **placed = het_arena_calloc(&s->arena, (size_t)g->n_values + 1,
@@ -461,7 +483,12 @@ static het_status het_place_initializers(het_session *s, het_graph_build *b) {
     het_tensor *dst = calloc(1, sizeof *dst);
     if (!dst)
       return het_error(HET_ERR_OUT_OF_MEMORY, "placement: out of memory");
-    het_status st = het_place_one(s, b, n, src, dst);
+    int to = b->partition.provider[n];
+    const het_device *d = to >= 0 ? s->providers[to].device : NULL;
+    het_status st = d && d->plans_only
+                        ? het_place_planned(&g->values[node->outputs[0]], src,
+                                            d, dst)
+                        : het_place_one(s, b, n, src, dst);
     if (st != HET_OK) {
       het_tensor_destroy(dst);
       return het_error_wrap(st, "preparing initializer '%s' (%s)",
@@ -520,6 +547,21 @@ het_status het_build_graph(het_build_ctx *x, het_graph_build *b) {
   if (s->plan_only && b == &s->top)
     return HET_OK; /* a regime's trial: the assignment is what it wants */
   HET_TRY(het_insert_boundaries(s, b));
+  for (int n = 0; n < b->prog.graph->n_nodes && !s->plans_only; n++) {
+    int p = b->partition.provider[n];
+    if (p < 0 || !s->providers[p].device ||
+        !s->providers[p].device->plans_only)
+      continue;
+    s->plans_only = &s->providers[p];
+    HET_TRY(het_session_warn(
+        s,
+        "provider '%s' places nodes on %s, which stands for hardware that "
+        "is not present (device profile '%s'): this session plans but "
+        "cannot run",
+        s->providers[p].vt->name, s->providers[p].device->name,
+        s->env_dev[p] && s->env_dev[p]->profile ? s->env_dev[p]->profile
+                                                : "?"));
+  }
   if (x->o && x->o->streams) { /* fine-grained steps: streams interleave */
     b->partition.node_steps = true;
     HET_TRY(het_partition_group(b->prog.graph, &s->arena, &b->partition));

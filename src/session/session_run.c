@@ -132,6 +132,12 @@ het_status het_session_execute(het_session *s, const char *const *in_names,
     return het_session_execute(regime, in_names, inputs, n_in, out_names,
                                n_out, outputs, into);
   }
+  if (st == HET_OK && s->plans_only)
+    st = het_error(HET_ERR_NO_DEVICE,
+                   "the placement uses %s, which stands for hardware that is "
+                   "not present (a device profile): this session places and "
+                   "plans (het_session_explain, partview) but cannot run",
+                   s->plans_only->device->name);
   het_exec_recorder rec = {0};
   struct het_run_rec *run = NULL;
   if (st == HET_OK)

@@ -17,12 +17,16 @@
 #include "core/status.h"
 #include "hetrt/provider.h"
 
+/* A device: a GPU here, or (absent) one a device profile describes and
+ * that is not present, which places and plans but never runs. */
 typedef struct het_cuda_device {
   int index;
   char name[64];
   int sm_count, cc_major, cc_minor;
   size_t total_memory;
   het_device_info info;
+  bool absent;
+  char profile[256]; /* the profile's path, when there is one */
 } het_cuda_device;
 
 typedef struct het_cuda_state {
@@ -30,6 +34,9 @@ typedef struct het_cuda_state {
   const het_device *self; /* the core's object for dev */
   cublasLtHandle_t lt;
 } het_cuda_state;
+
+/* NO_DEVICE for what on an absent device, naming its profile. */
+het_status het_cuda_absent(const het_cuda_device *d, const char *what);
 
 /* A CUDA error as a status naming the device and what failed. */
 het_status het_cuda_fail(cudaError_t e, int device, const char *what);

@@ -374,6 +374,8 @@ het_status het_cuda_run_async(void *state, void *compiled, void *stream,
                               const het_kernel_io *io) {
   het_cuda_state *s = state;
   const het_cuda_compiled *c = compiled;
+  if (s->dev->absent)
+    return het_cuda_absent(s->dev, "a run");
   HET_CUDA_TRY(cudaSetDevice(s->dev->index), s->dev->index,
                "selecting the device");
   /* io->record (node times) is not reported yet: that needs timed events

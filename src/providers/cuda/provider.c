@@ -2,17 +2,30 @@
  * point (hetrt_plugin_init: version checks, then the vtable), the device
  * level (discovery, facts from cudaDeviceGetAttribute, memory), streams,
  * events and copies.  Every call sets its device first (cudaSetDevice is
- * per host thread).  The plugin links a private copy of the core; its
- * error messages reach the loading core through the plugin host.
+ * per host thread).  A device profile (provider: cuda, core/devprofile.h)
+ * overrides a present GPU's facts, or stands for a GPU that is not
+ * present: that device only plans (device_plans_only): sessions place and
+ * plan on it (partview, het_session_explain), and every slot that needs
+ * the GPU refuses with NO_DEVICE naming the profile.  The plugin links a
+ * private copy of the core; its error messages reach the loading core
+ * through the plugin host.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/devprofile.h"
 #include "providers/cuda/cuda_internal.h"
 #include "providers/cuda/versions.h"
 
 #define HET_CUDA_EXPORT __attribute__((visibility("default")))
+
+het_status het_cuda_absent(const het_cuda_device *d, const char *what) {
+  return het_error(HET_ERR_NO_DEVICE,
+                   "cuda:%d ('%s', device profile '%s') is not present: %s "
+                   "needs the GPU (a profile only places and plans)",
+                   d->index, d->name, d->profile, what);
+}
 
 het_status het_cuda_fail(cudaError_t e, int device, const char *what) {
   het_status st = e == cudaErrorMemoryAllocation ? HET_ERR_CAPACITY
@@ -35,8 +48,8 @@ static het_cuda_versions het_cuda_versions_now(void) {
 
 /* ---- device level ---------------------------------------------------------- */
 
-static het_status het_cuda_device_count(const char *profile, int *count) {
-  (void)profile;
+/* The GPUs present (NO_DEVICE when none). */
+static het_status het_cuda_present(int *count) {
   *count = 0;
   het_cuda_versions v = het_cuda_versions_now();
   char why[256];
@@ -53,6 +66,17 @@ static het_status het_cuda_device_count(const char *profile, int *count) {
     return het_error(HET_ERR_NO_DEVICE, "no CUDA device: the driver sees none");
   *count = n;
   return HET_OK;
+}
+
+/* With a profile and no GPU: one device, the profile's. */
+static het_status het_cuda_device_count(const char *profile, int *count) {
+  het_status st = het_cuda_present(count);
+  if (st != HET_OK && profile) {
+    het_error_clear();
+    *count = 1;
+    return HET_OK;
+  }
+  return st;
 }
 
 static int het_cuda_attr(enum cudaDeviceAttr a, int device) {
@@ -94,18 +118,66 @@ static void het_cuda_facts(het_cuda_device *d) {
   };
 }
 
+/* d: the absent device profile p (at path) describes: its facts, and
+ * for those it leaves out float16 and int8 at the float32 rate, a PCIe 4
+ * x16 link, unlimited memory; float32 FLOP/s and memory bandwidth it must
+ * give. */
+static het_status het_cuda_absent_open(int index, const char *path,
+                                       const het_device_profile *p,
+                                       het_cuda_device *d) {
+  unsigned need = 1u << HET_PROFILE_F32 | 1u << HET_PROFILE_MEMBW;
+  if ((p->set & need) != need)
+    return het_error(HET_ERR_INVALID_ARGUMENT,
+                     "device profile '%s' stands for a GPU that is not "
+                     "present: it needs peak_flops (float32) and "
+                     "memory_bandwidth",
+                     path);
+  d->index = index;
+  d->absent = true;
+  snprintf(d->name, sizeof d->name, "%s", p->name[0] ? p->name : "gpu");
+  d->info = (het_device_info){.link_bandwidth = 25e9,
+                              .link_latency = 10e-6,
+                              .launch_overhead = 5e-6,
+                              .preferred_layout = HET_LAYOUT_NCHW};
+  het_device_profile_apply(p, &d->info);
+  if (!(p->set & 1u << HET_PROFILE_F16))
+    d->info.peak_flops_f16 = d->info.peak_flops_f32;
+  if (!(p->set & 1u << HET_PROFILE_I8))
+    d->info.peak_flops_i8 = d->info.peak_flops_f32;
+  d->info.host_memory = false;
+  return HET_OK;
+}
+
 static het_status het_cuda_device_open(int index, const char *profile,
                                        void **state, het_device_info *info,
                                        char *name, size_t cap) {
-  (void)profile;
+  het_device_profile prof;
+  if (profile)
+    HET_TRY(het_device_profile_load(profile, "cuda", &prof));
   int count;
-  HET_TRY(het_cuda_device_count(NULL, &count));
-  if (index < 0 || index >= count)
+  het_status st = het_cuda_present(&count);
+  if (st != HET_OK && !profile)
+    return st;
+  if (st == HET_OK && (index < 0 || index >= count))
     return het_error(HET_ERR_NO_DEVICE, "cuda: no device %d (%d present)",
                      index, count);
   het_cuda_device *d = calloc(1, sizeof *d);
   if (!d)
     return het_error(HET_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+  if (profile)
+    snprintf(d->profile, sizeof d->profile, "%s", profile);
+  if (st != HET_OK) { /* no GPU: the profile's */
+    het_error_clear();
+    st = het_cuda_absent_open(index, profile, &prof, d);
+    if (st != HET_OK) {
+      free(d);
+      return st;
+    }
+    *info = d->info;
+    snprintf(name, cap, "cuda:%d", index);
+    *state = d;
+    return HET_OK;
+  }
   d->index = index;
   struct cudaDeviceProp p;
   cudaError_t e = cudaSetDevice(index);
@@ -118,6 +190,8 @@ static het_status het_cuda_device_open(int index, const char *profile,
   snprintf(d->name, sizeof d->name, "%.*s", (int)sizeof d->name - 1, p.name);
   d->total_memory = p.totalGlobalMem;
   het_cuda_facts(d);
+  if (profile)
+    het_device_profile_apply(&prof, &d->info);
   *info = d->info;
   snprintf(name, cap, "cuda:%d", index);
   *state = d;
@@ -126,8 +200,14 @@ static het_status het_cuda_device_open(int index, const char *profile,
 
 static void het_cuda_device_close(void *state) { free(state); }
 
+static bool het_cuda_device_plans_only(void *state) {
+  return ((het_cuda_device *)state)->absent;
+}
+
 static het_status het_cuda_device_alloc(void *state, size_t n, void **ptr) {
   het_cuda_device *d = state;
+  if (d->absent)
+    return het_cuda_absent(d, "allocating device memory");
   HET_CUDA_TRY(cudaSetDevice(d->index), d->index, "selecting the device");
   cudaError_t e = cudaMalloc(ptr, n ? n : 1);
   if (e != cudaSuccess) {
@@ -150,6 +230,8 @@ static void het_cuda_device_free(void *state, void *ptr) {
 
 static het_status het_cuda_host_alloc(void *state, size_t n, void **ptr) {
   het_cuda_device *d = state;
+  if (d->absent)
+    return het_cuda_absent(d, "allocating pinned host memory");
   HET_CUDA_TRY(cudaSetDevice(d->index), d->index, "selecting the device");
   HET_CUDA_TRY(cudaHostAlloc(ptr, n ? n : 1, cudaHostAllocPortable), d->index,
                "allocating pinned host memory");
@@ -178,6 +260,10 @@ static het_status het_cuda_create(const het_provider_config *cfg,
     return het_error(HET_ERR_OUT_OF_MEMORY, "cuda: out of memory");
   s->dev = cfg->device->state;
   s->self = cfg->device;
+  if (s->dev->absent) { /* places and plans: no handle */
+    *out = s;
+    return HET_OK;
+  }
   cudaError_t e = cudaSetDevice(s->dev->index);
   cublasStatus_t b = e == cudaSuccess ? cublasLtCreate(&s->lt)
                                       : CUBLAS_STATUS_NOT_INITIALIZED;
@@ -214,6 +300,8 @@ static het_status het_cuda_stream_create(void *state, unsigned flags,
                                          void **stream) {
   (void)flags; /* a GPU stream is never the host thread */
   het_cuda_state *s = state;
+  if (s->dev->absent)
+    return het_cuda_absent(s->dev, "a stream");
   cudaStream_t st;
   HET_CUDA_TRY(cudaSetDevice(s->dev->index), s->dev->index,
                "selecting the device");
@@ -238,6 +326,8 @@ static het_status het_cuda_stream_synchronize(void *state, void *stream) {
 
 static het_status het_cuda_event_create(void *state, void **event) {
   het_cuda_state *s = state;
+  if (s->dev->absent)
+    return het_cuda_absent(s->dev, "an event");
   cudaEvent_t e;
   HET_CUDA_TRY(cudaSetDevice(s->dev->index), s->dev->index,
                "selecting the device");
@@ -342,6 +432,8 @@ static het_status het_cuda_copy_async(void *state, void *dst,
                                       const het_device *src_dev, size_t n,
                                       void *stream) {
   het_cuda_state *s = state;
+  if (s->dev->absent)
+    return het_cuda_absent(s->dev, "a copy");
   if (n == 0)
     return HET_OK;
   if (src_dev && dst_dev && src_dev != dst_dev) {
@@ -390,6 +482,7 @@ static const het_provider_vtable het_cuda_provider = {
     .copy_async = het_cuda_copy_async,
     .run_async = het_cuda_run_async,
     .compiled_scratch = het_cuda_compiled_scratch,
+    .device_plans_only = het_cuda_device_plans_only,
 };
 
 HET_CUDA_EXPORT het_status hetrt_plugin_init(const het_plugin_host *host,

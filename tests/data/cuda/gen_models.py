@@ -5,6 +5,9 @@ the provider claims, in shapes that take each path of its kernels.
     (broadcast over the batch), Add of a bias, Relu, last-axis Softmax.
   ops_elementwise.onnx: Sub/Mul/Div with broadcasting in both directions,
     Sigmoid, Tanh, Exp, Neg, Abs, Sqrt, Erf.
+  plan_mlp.onnx: MatMul, Erf, MatMul, Softmax on [256, 256] with 1 MB of
+    weights, large enough that the cost partitioner puts it on a GPU
+    (test_cuda_plugin plans it for configs/devices/h200.yaml).
 Run: /usr/bin/python3 tests/data/cuda/gen_models.py tests/data/cuda"""
 import os
 import sys
@@ -53,3 +56,13 @@ save("ops_elementwise", [
     helper.make_tensor_value_info("col", F, [2, 7, 1]),
     helper.make_tensor_value_info("row", F, [9])],
    [helper.make_tensor_value_info("y", F, [2, 7, 9])], [])
+
+save("plan_mlp", [
+    helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm1"),
+    helper.make_node("Erf", ["h"], ["e"], name="erf"),
+    helper.make_node("MatMul", ["e", "w2"], ["o"], name="mm2"),
+    helper.make_node("Softmax", ["o"], ["y"], name="softmax", axis=-1),
+], [helper.make_tensor_value_info("x", F, [256, 256])],
+   [helper.make_tensor_value_info("y", F, [256, 256])],
+   [numpy_helper.from_array(rng.standard_normal((256, 512)).astype(np.float32) * 0.05, "w1"),
+    numpy_helper.from_array(rng.standard_normal((512, 256)).astype(np.float32) * 0.05, "w2")])
