@@ -6,8 +6,9 @@
 # bundle's CUDA major version (a CUDA toolkit, or the Python environment's
 # nvidia packages), then: the gpu tests (tests/gpu), the ONNX backend node
 # suite with --providers cuda,cpu against the same suite on the CPU (every
-# test that passes on the CPU must pass), and the models and benchmark of
-# scripts/gpu_models.py.  Logs go to OUTDIR; the last lines say what
+# test that passes on the CPU must pass), configs/devices/h200.yaml over
+# the real GPU (its facts replaced, the session runs), and the models and
+# benchmark of scripts/gpu_models.py.  Logs go to OUTDIR; the last lines say what
 # failed.  Exits 1 on the first thing that cannot go on (no bundle, no
 # libraries, no device) and on any mismatch.  Budget: under 8 minutes
 # (HETRT_GPU_QUICK=1 skips torch.compile).
@@ -75,6 +76,22 @@ if [ -d "$suite" ]; then
 else
   fail "no ONNX backend node suite found (onnx package or libonnx-testdata)"
 fi
+
+step "a device profile over the GPU (configs/devices/h200.yaml)"
+# With a GPU present the profile's keys replace its measured facts: the
+# session is an ordinary one (no "cannot run" warning), plan_mlp's MatMuls
+# go to cuda, and it runs.
+prof=$ROOT/configs/devices/h200.yaml
+mlp=$ROOT/tests/data/cuda/plan_mlp.onnx
+"$B/bin/partview" "$mlp" --providers cuda,cpu --devices "$prof" >"$OUT/partview_h200.txt" 2>&1 ||
+  fail "partview with $prof ($OUT/partview_h200.txt)"
+grep -q "cannot run" "$OUT/partview_h200.txt" &&
+  fail "the profile stood for an absent GPU although one is present ($OUT/partview_h200.txt)"
+grep -qE "mm1 +MatMul +cuda" "$OUT/partview_h200.txt" ||
+  fail "plan_mlp's MatMul not on cuda with the profile ($OUT/partview_h200.txt)"
+"$B/bin/hetrt" bench "$mlp" --providers cuda,cpu --devices "$prof" --runs 5 >"$OUT/bench_h200.txt" 2>&1 ||
+  fail "plan_mlp with $prof does not run ($OUT/bench_h200.txt)"
+tail -1 "$OUT/bench_h200.txt"
 
 step "models and benchmark (scripts/gpu_models.py)"
 quick=${HETRT_GPU_QUICK:+--quick}
