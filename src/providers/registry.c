@@ -1,7 +1,9 @@
 /* registry.c — the providers this build knows by name, built or not.
  * The CUDA provider is a plugin (providers/plugin.c): when this build made
- * libhetrt_cuda.so, asking for "cuda" loads it.  The INT8 provider's
- * vtable is made on first use (providers/int8). */
+ * libhetrt_cuda.so, asking for "cuda" loads it.  The INT8 provider is
+ * the CPU provider's slots with its own name and claim (providers/int8),
+ * put together here on first use: providers do not include each other. */
+#include <pthread.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -10,6 +12,28 @@
 #include "providers/cpu/cpu.h"
 #include "providers/emu/emu.h"
 #include "providers/int8/int8.h"
+
+static het_status het_int8_create(const het_provider_config *config,
+                                  void **state) {
+  return het_cpu_create_as(config, "int8", het_int8_claim, state);
+}
+
+/* The CPU provider's slots with the INT8 provider's name and create:
+ * copied once, so a slot the CPU provider gains is the INT8 provider's
+ * too. */
+static het_provider_vtable het_int8_vt;
+static pthread_once_t het_int8_once = PTHREAD_ONCE_INIT;
+
+static void het_int8_init(void) {
+  het_int8_vt = het_cpu_provider;
+  het_int8_vt.name = "int8";
+  het_int8_vt.create = het_int8_create;
+}
+
+static const het_provider_vtable *het_int8_provider(void) {
+  pthread_once(&het_int8_once, het_int8_init);
+  return &het_int8_vt;
+}
 
 typedef struct het_registry_entry {
   const char *name;

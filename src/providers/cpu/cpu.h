@@ -1,6 +1,7 @@
 /* cpu.h — the CPU provider's vtable, for the provider registry, and its
  * instance with a narrower claim, for providers that run on the same
- * kernels, threads, streams and device (providers/int8). */
+ * kernels, threads, streams and device (the INT8 provider, which the
+ * registry makes from these slots and providers/int8's claim). */
 #ifndef HET_CPU_CPU_H
 #define HET_CPU_CPU_H
 

@@ -11,7 +11,7 @@
  * (default: estimate.c) | roofline (the core's plain roofline);
  * cpu.threadpool = auto (default) | openmp | pthread (threadpool.h).
  * het_cpu_create_as makes the same instance under another provider's name
- * with a narrower claim (providers/int8).
+ * with a narrower claim (the INT8 provider, providers/registry.c).
  * Invariant: a compiled subgraph is immutable after compile, so
  * concurrent runs share it safely.
  */

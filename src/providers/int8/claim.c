@@ -1,25 +1,22 @@
-/* provider.c — the INT8 execution provider: the CPU provider's kernels,
- * threads, streams and host-memory device (providers/cpu/cpu.h), claiming
- * only the quantized part of a graph: the quantized operators
- * (QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger, QLinearAdd and
- * the other QLinear* operators, QuantizeLinear, DequantizeLinear,
- * DynamicQuantizeLinear) and the data-movement and pooling operators whose
- * data are 8-bit integers, so that an island the optimizer fused (a chain
- * of QLinearConvs with residual adds, pooling and reshapes between them)
- * is one subgraph of its own, with the CPU's int8 cost rows (estimate.c).
- * Its memory is the CPU's: no copy at its edges.  Options: int8.<key> for
- * every cpu.<key> (layout, estimate, threadpool, ...).
+/* claim.c — what the INT8 execution provider claims: the quantized
+ * operators (QLinearConv, QLinearMatMul, MatMulInteger, ConvInteger,
+ * QLinearAdd and the other QLinear* operators, QuantizeLinear,
+ * DequantizeLinear, DynamicQuantizeLinear) and the data-movement and
+ * pooling operators whose data are 8-bit integers, so that an island the
+ * optimizer fused (a chain of QLinearConvs with residual adds, pooling and
+ * reshapes between them) is one subgraph of its own.  The provider itself
+ * is the CPU provider with this claim (its kernels, threads, streams,
+ * host-memory device and int8 cost rows), put together by the registry
+ * (providers/registry.c), since providers do not include each other.
  * Invariant: claims nothing the CPU provider would not claim.
  */
 #include "providers/int8/int8.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/dtype.h"
 #include "kernels/kernel.h"
-#include "providers/cpu/cpu.h"
 
 /* Operators that compute on quantized values, by name in any domain. */
 static const char *const het_int8_ops[] = {
@@ -50,8 +47,7 @@ static bool het_int8_byte_value(const het_graph *g, int v) {
   return d.dtype == HET_DTYPE_UINT8 || d.dtype == HET_DTYPE_INT8;
 }
 
-static bool het_int8_claim(const het_graph *g, int node, char *why,
-                           size_t cap) {
+bool het_int8_claim(const het_graph *g, int node, char *why, size_t cap) {
   het_node_desc n;
   if (het_graph_get_node(g, node, &n) != HET_OK)
     return false;
@@ -85,25 +81,4 @@ static bool het_int8_claim(const het_graph *g, int node, char *why,
            in.dtype == HET_DTYPE_UNDEFINED ? "data of unknown type"
                                            : het_dtype_str(in.dtype));
   return false;
-}
-
-static het_status het_int8_create(const het_provider_config *config,
-                                  void **state) {
-  return het_cpu_create_as(config, "int8", het_int8_claim, state);
-}
-
-/* The CPU provider's slots with this provider's name and create: built
- * once, so a slot the CPU provider gains is the INT8 provider's too. */
-static het_provider_vtable het_int8_vt;
-static pthread_once_t het_int8_once = PTHREAD_ONCE_INIT;
-
-static void het_int8_init(void) {
-  het_int8_vt = het_cpu_provider;
-  het_int8_vt.name = "int8";
-  het_int8_vt.create = het_int8_create;
-}
-
-const het_provider_vtable *het_int8_provider(void) {
-  pthread_once(&het_int8_once, het_int8_init);
-  return &het_int8_vt;
 }
