@@ -237,18 +237,17 @@ het_status het_device_profile_load(const char *path, const char *provider,
 void het_device_profile_apply(const het_device_profile *p,
                               het_device_info *into) {
   const het_device_info *from = &p->info;
-  for (int k = 0; k <= HET_PROFILE_LAUNCH; k++)
-    if (p->set & (1u << k))
-      het_profile_apply_one(
-          into, k,
-          k == HET_PROFILE_CAPACITY  ? (double)from->memory_capacity
-          : k == HET_PROFILE_F32     ? from->peak_flops_f32
-          : k == HET_PROFILE_F16     ? from->peak_flops_f16
-          : k == HET_PROFILE_I8      ? from->peak_flops_i8
-          : k == HET_PROFILE_MEMBW   ? from->memory_bandwidth
-          : k == HET_PROFILE_LINKBW  ? from->link_bandwidth
-          : k == HET_PROFILE_LATENCY ? from->link_latency
-                                     : from->launch_overhead);
-  if (p->set & (1u << HET_PROFILE_LAYOUT))
-    into->preferred_layout = from->preferred_layout;
+#define HET_PROFILE_TAKE(key, field)   \
+  if (p->set & (1u << (key)))          \
+    into->field = from->field;
+  HET_PROFILE_TAKE(HET_PROFILE_CAPACITY, memory_capacity)
+  HET_PROFILE_TAKE(HET_PROFILE_F32, peak_flops_f32)
+  HET_PROFILE_TAKE(HET_PROFILE_F16, peak_flops_f16)
+  HET_PROFILE_TAKE(HET_PROFILE_I8, peak_flops_i8)
+  HET_PROFILE_TAKE(HET_PROFILE_MEMBW, memory_bandwidth)
+  HET_PROFILE_TAKE(HET_PROFILE_LINKBW, link_bandwidth)
+  HET_PROFILE_TAKE(HET_PROFILE_LATENCY, link_latency)
+  HET_PROFILE_TAKE(HET_PROFILE_LAUNCH, launch_overhead)
+  HET_PROFILE_TAKE(HET_PROFILE_LAYOUT, preferred_layout)
+#undef HET_PROFILE_TAKE
 }
