@@ -15,6 +15,7 @@
 #include "hetrt/hetrt.h"
 #include "testcase/testcase.h"
 #include "kernels/kernel.h"
+#include "onnx/loader.h"
 #include "optimizer/optimizer.h"
 
 #include "common/opt_helpers.h"
@@ -245,6 +246,136 @@ START_TEST(test_bn_weights_replaced) {
 }
 END_TEST
 
+/* ---- QDQ islands weighed on estimates ---- */
+
+/* A cost model for the weighing: each QLinear* node (the fused probe)
+ * costs int8_s, every other node float_s; what the optimizer reports is
+ * kept. */
+typedef struct weigh_model {
+  double int8_s, float_s;
+  int probes, weighed, fused, unknown;
+  char last[64];
+  double last_int8, last_float;
+} weigh_model;
+
+static het_status weigh_estimate(void *ctx, const het_graph *g, int node,
+                                 double *seconds) {
+  weigh_model *m = ctx;
+  bool q = strncmp(g->nodes[node].op_type, "QLinear", 7) == 0;
+  m->probes += q;
+  *seconds = q ? m->int8_s : m->float_s;
+  return HET_OK;
+}
+
+static het_status weigh_record(void *ctx, const het_optimize_island *w) {
+  weigh_model *m = ctx;
+  m->weighed++;
+  m->fused += w->fused;
+  m->unknown += w->unknown_dims;
+  snprintf(m->last, sizeof m->last, "%s", w->name);
+  m->last_int8 = w->int8_seconds;
+  m->last_float = w->float_seconds;
+  return HET_OK;
+}
+
+/* Case name optimized at the extended level with the weighing of m and
+ * the rules of x (may be NULL); unknown_batch makes the inputs' dim 0
+ * one unknown dim first. */
+static het_graph *load_weighed(const char *name, weigh_model *m,
+                               const het_optimize_int8 *x, bool unknown_batch,
+                               het_optimize_stats *st) {
+  char path[512];
+  snprintf(path, sizeof path, DATA "%s/model.onnx", name);
+  het_graph *g = NULL;
+  ck_assert_int_eq(het_onnx_load_file(path, &g), HET_OK);
+  for (int i = 0; unknown_batch && i < g->n_inputs; i++)
+    g->values[g->inputs[i]].shape.dims[0] = (het_dim){-1, "N"};
+  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+  het_optimize_int8 w = x ? *x : (het_optimize_int8){0};
+  w.estimate = weigh_estimate;
+  w.weighed = weigh_record;
+  w.ctx = m;
+  ck_assert_msg(het_optimize_with(g, NULL, HET_OPT_EXTENDED, &w, st) == HET_OK,
+                "%s", het_last_error());
+  return g;
+}
+
+/* Where the float form is cheaper the island stays float, computing what
+ * the model computes; where it is not, or ties, it fuses. */
+START_TEST(test_qdq_weighed_by_cost) {
+  /* float_nodes: the float form's nodes (the input DequantizeLinears
+   * read by the island alone, the operator, the QuantizeLinear); the
+   * Gemms share theirs */
+  static const struct {
+    const char *dir, *op, *fused, *name;
+    double float_nodes;
+  } k[] = {{"qdq_conv", "Conv", "QLinearConv", "conv", 3},
+           {"qdq_matmul", "MatMul", "QLinearMatMul", "mm", 3},
+           {"qdq_gemm", "Gemm", "QLinearConv", "b_gemm", 2},
+           {"qdq_add", "Add", "QLinearAdd", "add", 4}};
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    bool add = strcmp(k[i].op, "Add") == 0;
+    if (!add && !het_kernels_int8_fast())
+      continue; /* never weighed: the capability rule keeps them float */
+    int islands = strcmp(k[i].op, "Gemm") == 0 ? 2 : 1;
+    het_optimize_stats st;
+    double float_nodes = k[i].float_nodes;
+    weigh_model dear = {.int8_s = 1.0, .float_s = 0.125};
+    het_graph *g0 = load_graph(k[i].dir, HET_OPT_NONE, NULL);
+    het_graph *g1 = load_weighed(k[i].dir, &dear, NULL, false, &st);
+    ck_assert_msg(opt_count_op(g1, k[i].fused) == 0, "%s", k[i].dir);
+    ck_assert_int_eq(opt_count_op(g1, k[i].op), islands);
+    ck_assert_int_eq(dear.probes, dear.weighed);
+    ck_assert_int_ge(dear.weighed, islands);
+    ck_assert_int_eq(dear.fused, 0);
+    ck_assert_int_eq(st.qdq_kept_float, dear.weighed);
+    ck_assert_int_eq(st.qdq_fused, 0);
+    ck_assert_str_eq(dear.last, k[i].name);
+    ck_assert_msg(dear.last_int8 == 1.0 &&
+                      dear.last_float == 0.125 * float_nodes,
+                  "%s: int8 %g float %g", k[i].dir, dear.last_int8,
+                  dear.last_float);
+    check_numerics(k[i].dir, g0, g1);
+    het_graph_destroy(g1);
+
+    /* a tie fuses */
+    weigh_model tie = {.int8_s = 0.25 * float_nodes, .float_s = 0.25};
+    g1 = load_weighed(k[i].dir, &tie, NULL, false, &st);
+    ck_assert_msg(opt_count_op(g1, k[i].fused) == islands, "%s", k[i].dir);
+    ck_assert_int_eq(tie.weighed, islands);
+    ck_assert_int_eq(tie.fused, islands);
+    ck_assert_int_eq(st.qdq_kept_float, 0);
+    check_numerics(k[i].dir, g0, g1);
+    het_graph_destroy(g1);
+    het_graph_destroy(g0);
+  }
+}
+END_TEST
+
+/* A policy rule decides without weighing; an island with an unknown dim
+ * is weighed (as the estimates take such dims) and says so. */
+START_TEST(test_qdq_weighing_rules_and_dims) {
+  weigh_model m = {.int8_s = 1.0, .float_s = 0.01};
+  const char *names[] = {"add"};
+  bool int8[] = {true};
+  het_optimize_int8 rule = {.names = names, .int8 = int8, .n_names = 1};
+  het_graph *g = load_weighed("qdq_add", &m, &rule, false, NULL);
+  ck_assert_int_eq(opt_count_op(g, "QLinearAdd"), 1);
+  ck_assert_int_eq(m.weighed + m.probes, 0);
+  het_graph_destroy(g);
+  g = load_weighed("qdq_add", &m, NULL, false, NULL);
+  ck_assert_int_eq(opt_count_op(g, "QLinearAdd"), 0);
+  ck_assert_int_eq(m.unknown, 0);
+  het_graph_destroy(g);
+  m = (weigh_model){.int8_s = 0.01, .float_s = 1.0};
+  g = load_weighed("qdq_add", &m, NULL, true, NULL);
+  ck_assert_int_eq(opt_count_op(g, "QLinearAdd"), 1);
+  ck_assert_int_eq(m.weighed, 1);
+  ck_assert_int_eq(m.unknown, 1);
+  het_graph_destroy(g);
+}
+END_TEST
+
 static void session_case(het_env *env, const char *name, const char *level) {
   char dir[512];
   snprintf(dir, sizeof dir, DATA "%s", name);
@@ -349,6 +480,8 @@ static Suite *optimizer_suite(void) {
   tcase_add_test(core, test_bn_weights_replaced);
   tcase_add_test(core, test_sessions_by_level);
   tcase_add_test(core, test_session_default_optimizes);
+  tcase_add_test(core, test_qdq_weighed_by_cost);
+  tcase_add_test(core, test_qdq_weighing_rules_and_dims);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, test_level_none_is_identity);

@@ -375,6 +375,56 @@ START_TEST(test_int8_choices) {
 }
 END_TEST
 
+/* The optimizer weighs each island on the CPU provider's estimates and
+ * the report lists them: on this CPU every island pays in int8; on a
+ * profile whose int8 products are 20x slower than its float ones (the
+ * roofline estimate, which reads the profile's int8 rate) the Conv
+ * islands stay float and compute exactly what int8=off computes. */
+START_TEST(test_int8_weighed) {
+  if (!het_kernels_int8_fast())
+    return; /* the Conv islands are never candidates on this CPU */
+  het_session *fused = session(QDQ_CHAIN, opts(NULL, NULL, NULL));
+  char *text = explain(fused, "text");
+  /* its input's batch dim is symbolic: weighed as 1, and marked */
+  ck_assert_msg(strstr(text, "QDQ islands weighed on cpu's estimates (5): 5 "
+                             "int8, 0 kept float (float form estimated "
+                             "cheaper); 5 weighed with unknown dims"),
+                "%s", text);
+  ck_assert_msg(strstr(text, " c2 ?\n"), "%s", text);
+  het_string_destroy(text);
+  het_session_options *o = opts(NULL, DATA "/cpu_slow_int8.yaml", NULL);
+  ck_assert_int_eq(het_session_options_set(o, "cpu.estimate", "roofline"),
+                   HET_OK);
+  het_session *slow = session(QDQ_CHAIN, o);
+  static const char *const convs[] = {"c1", "c2", "c3", "c4"};
+  for (int i = 0; i < 4; i++)
+    ck_assert_str_eq(op_of(slow, convs[i]), "Conv");
+  text = explain(slow, "json");
+  ck_assert_msg(strstr(text, "\"qdq_islands\": {\"estimated_by\":\"cpu\""),
+                "%s", text);
+  ck_assert_msg(strstr(text, "\"name\":\"c2\",\"precision\":\"float\","
+                             "\"int8_seconds\":"),
+                "%s", text);
+  het_string_destroy(text);
+  text = explain(slow, "html");
+  ck_assert(strstr(text, "<table class=\"sort\" id=\"islands\">"));
+  het_string_destroy(text);
+  o = opts(NULL, NULL, NULL);
+  ck_assert_int_eq(het_session_options_set(o, "int8", "off"), HET_OK);
+  het_session *off = session(QDQ_CHAIN, o);
+  text = explain(off, "text");
+  ck_assert_ptr_null(strstr(text, "QDQ islands"));
+  het_string_destroy(text);
+  het_tensor *a = run_chain(slow), *b = run_chain(off);
+  ck_assert_double_eq(max_diff(a, b), 0);
+  het_tensor_destroy(a);
+  het_tensor_destroy(b);
+  het_session_destroy(fused);
+  het_session_destroy(slow);
+  het_session_destroy(off);
+}
+END_TEST
+
 START_TEST(test_c_api_overrides_policy) {
   het_session_options *o = opts("emu,cpu", DEVICES "npu.yaml",
       "rules:\n  - match: {op: [Conv, FusedConv]}\n    pin: emu\n");
@@ -854,6 +904,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(core, test_pin_forbid_prefer);
   tcase_add_test(core, test_precision);
   tcase_add_test(core, test_int8_choices);
+  tcase_add_test(core, test_int8_weighed);
   tcase_add_test(core, test_c_api_overrides_policy);
   tcase_add_test(core, test_policy_globals_and_overrides);
   tcase_add_test(core, test_budget_from_policy);

@@ -13,7 +13,11 @@
  * minimum clamps nothing the saturation would not).  A Conv bias is the
  * int32 DequantizeLinear of scale x_scale * w_scale (what quantizers
  * write), or a float32 constant quantized here into that scale; a bias
- * DequantizeLinear of another scale keeps the island float.  Runs before
+ * DequantizeLinear of another scale keeps the island float.  Given
+ * estimates (het_optimize_int8.estimate), each island that can fuse is
+ * weighed first, its float form against a probe of the fused operator,
+ * and stays float when that is cheaper; a policy rule decides without
+ * weighing.  Runs before
  * constant folding, which would otherwise turn the weights' DequantizeLinear into
  * float weights.  Results may differ from the float island by one step
  * where the float and the integer sums round to different sides.
@@ -204,18 +208,99 @@ static het_status qdq_zero_point(het_opt *o, het_dtype type, int *id) {
   return het_graph_add_constant(o->g, "qdq_zero_point", t, id);
 }
 
-/* The island of operator c and QuantizeLinear qn stays float: a policy
- * rule gives c a float precision, or gives none to c and one to qn. */
-static bool qdq_keep_float(const het_opt *o, int c, int qn) {
+/* A policy rule's word on the island of operator c and QuantizeLinear
+ * qn: 1 int8, 0 float, -1 none.  The operator's rule, else the Q's. */
+static int qdq_rule(const het_opt *o, int c, int qn) {
   const het_optimize_int8 *x = o->int8;
   int at_q = -1;
   for (int i = 0; x && i < x->n_names; i++) {
     if (strcmp(x->names[i], o->g->nodes[c].name) == 0)
-      return !x->int8[i];
+      return x->int8[i];
     if (strcmp(x->names[i], o->g->nodes[qn].name) == 0)
       at_q = i;
   }
-  return at_q >= 0 && !x->int8[at_q];
+  return at_q >= 0 ? x->int8[at_q] : -1;
+}
+
+/* Every dim of value v known (v < 0: nothing to know). */
+static bool qdq_known(const het_graph *g, int v) {
+  if (v < 0)
+    return true;
+  const het_shape *s = &g->values[v].shape;
+  for (int i = 0; i < s->rank; i++)
+    if (s->dims[i].value < 0)
+      return false;
+  return s->rank >= 0;
+}
+
+static bool qdq_node_known(const het_graph *g, const het_node *n) {
+  for (int i = 0; i < n->n_inputs; i++)
+    if (!qdq_known(g, n->inputs[i]))
+      return false;
+  for (int i = 0; i < n->n_outputs; i++)
+    if (!qdq_known(g, n->outputs[i]))
+      return false;
+  return true;
+}
+
+/* Seconds of the island's float form: the DequantizeLinears of operator
+ * c's inputs that read no constant (a weight's is folded) and feed only c,
+ * c itself, and the QuantizeLinear qn (an activation between fuses into
+ * c, so it is not counted). */
+static het_status qdq_float_seconds(const het_opt *o, int c, int qn,
+                                    double *out) {
+  const het_optimize_int8 *x = o->int8;
+  const het_graph *g = o->g;
+  double t;
+  HET_TRY(x->estimate(x->ctx, g, c, &t));
+  *out = t;
+  HET_TRY(x->estimate(x->ctx, g, qn, &t));
+  *out += t;
+  const het_node *n = &g->nodes[c];
+  for (int k = 0; k < n->n_inputs; k++) {
+    int v = n->inputs[k], d = qdq_dq(o, v);
+    if (d < 0 || het_opt_uses(o, v) != 1 ||
+        qdq_const(g, het_node_input(&g->nodes[d], 0)))
+      continue;
+    HET_TRY(x->estimate(x->ctx, g, d, &t));
+    *out += t;
+  }
+  return HET_OK;
+}
+
+/* Whether the island of operator c ending at QuantizeLinear qn becomes
+ * the fused operator op (inputs in, attributes attrs): a policy rule
+ * decides, else the estimates when there are some (float only when its
+ * form is cheaper), else yes.  The fused form is estimated on a probe,
+ * op written in place of qn and undone. */
+static het_status qdq_pays(het_opt *o, int c, int qn, const char *domain,
+                           const char *op, const int *in, int n_in,
+                           het_attr *attrs, int n_attrs, bool *fuse) {
+  het_graph *g = o->g;
+  const het_optimize_int8 *x = o->int8;
+  int rule = qdq_rule(o, c, qn);
+  *fuse = rule != 0;
+  if (rule >= 0 || !x || !x->estimate)
+    return HET_OK;
+  het_optimize_island w = {.name = g->nodes[c].name};
+  w.unknown_dims = !qdq_node_known(g, &g->nodes[c]) ||
+                   !qdq_node_known(g, &g->nodes[qn]);
+  for (int i = 0; i < n_in; i++)
+    w.unknown_dims |= !qdq_known(g, in[i]);
+  HET_TRY(qdq_float_seconds(o, c, qn, &w.float_seconds));
+  het_node was = g->nodes[qn];
+  int changes = o->changes;
+  int opset = domain[0] ? 1 : (int)het_graph_opset(g, "");
+  HET_TRY(het_opt_rewrite(o, qn, domain, opset, op, in, n_in, attrs, n_attrs));
+  het_status st = x->estimate(x->ctx, g, qn, &w.int8_seconds);
+  HET_TRY(het_opt_rewrite(o, qn, was.domain, was.opset, was.op_type,
+                          was.inputs, was.n_inputs, was.attrs, was.n_attrs));
+  o->changes = changes;
+  HET_TRY(st);
+  *fuse = w.fused = !(w.float_seconds < w.int8_seconds);
+  if (!*fuse && o->stats)
+    o->stats->qdq_kept_float++;
+  return x->weighed ? x->weighed(x->ctx, &w) : HET_OK;
 }
 
 /* Node qn, rewritten into the fused operator, takes the name of the
@@ -253,6 +338,10 @@ static het_status qdq_add(het_opt *o, int qn, int add, int act) {
     return HET_OK;
   in[6] = het_node_input(q, 1);
   in[7] = het_node_input(q, 2);
+  bool fuse;
+  HET_TRY(qdq_pays(o, add, qn, "hetrt", "QLinearAdd", in, 8, NULL, 0, &fuse));
+  if (!fuse)
+    return HET_OK;
   het_opt_kill_node(o, add);
   if (act >= 0)
     het_opt_kill_node(o, act);
@@ -336,16 +425,20 @@ static het_status qdq_gemm(het_opt *o, int qn, int c, int act, int *in,
   const het_tensor *w = qdq_const(g, in[3]);
   int64_t n = trans_b ? w->dims[0] : w->dims[1];
   int64_t k = trans_b ? w->dims[1] : w->dims[0];
-  int n_in = 8;
-  if (bv >= 0) {
-    if ((in[8] = qdq_bias(o, bv, xs, ws, n)) < 0) {
-      const het_tensor *bf = qdq_const(g, bv);
-      if (!bf || bf->dtype != HET_DTYPE_FLOAT32 || het_tensor_count(bf) != n)
-        return HET_OK;
-      HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
-    }
-    n_in = 9;
+  int n_in = bv >= 0 ? 9 : 8;
+  const het_tensor *bf = NULL;
+  if (bv >= 0 && (in[8] = qdq_bias(o, bv, xs, ws, n)) < 0) {
+    bf = qdq_const(g, bv);
+    if (!bf || bf->dtype != HET_DTYPE_FLOAT32 || het_tensor_count(bf) != n)
+      return HET_OK;
   }
+  /* weighed as the QLinearMatMul it amounts to (same products and bytes) */
+  bool fuse;
+  HET_TRY(qdq_pays(o, c, qn, "", "QLinearMatMul", in, 8, NULL, 0, &fuse));
+  if (!fuse)
+    return HET_OK;
+  if (bf)
+    HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
   if (in[2] < 0)
     HET_TRY(qdq_zero_point(o, g->values[in[0]].dtype, &in[2]));
   HET_TRY(qdq_gemm_weight(o, trans_b, in));
@@ -404,7 +497,7 @@ static het_status qdq_try(het_opt *o, int qn) {
       return HET_OK;
   }
   const het_node *op = &g->nodes[c];
-  if (qdq_keep_float(o, c, qn))
+  if (qdq_rule(o, c, qn) == 0)
     return HET_OK;
   if (strcmp(op->op_type, "Add") == 0)
     return qdq_add(o, qn, c, act);
@@ -435,19 +528,26 @@ static het_status qdq_try(het_opt *o, int qn) {
     return HET_OK;
   in[6] = het_node_input(q, 1);
   in[7] = yzv;
-  int n_in = 8;
-  if (conv && het_node_input(op, 2) >= 0) {
+  int b = conv ? het_node_input(op, 2) : -1, n_in = b >= 0 ? 9 : 8;
+  const het_tensor *bf = NULL;
+  if (b >= 0) {
     int64_t channels = g->values[in[3]].initializer->dims[0];
-    int b = het_node_input(op, 2);
     if ((in[8] = qdq_bias(o, b, xs, ws, channels)) < 0) {
-      const het_tensor *bf = qdq_const(g, b);
+      bf = qdq_const(g, b);
       if (!bf || bf->dtype != HET_DTYPE_FLOAT32 ||
           het_tensor_count(bf) != channels)
         return HET_OK;
-      HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
     }
-    n_in = 9;
   }
+  const char *fused = conv ? "QLinearConv" : "QLinearMatMul";
+  bool fuse;
+  HET_TRY(qdq_pays(o, c, qn, "", fused, in, 8, conv ? op->attrs : NULL,
+                   conv ? op->n_attrs : 0, &fuse));
+  if (!fuse)
+    return HET_OK;
+  op = &g->nodes[c];
+  if (bf)
+    HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
   if (in[2] < 0)
     HET_TRY(qdq_zero_point(o, g->values[xq].dtype, &in[2]));
   /* The Q node becomes the fused op (its output stays); the op and the
@@ -463,9 +563,8 @@ static het_status qdq_try(het_opt *o, int qn) {
   het_opt_kill_node(o, c);
   if (act >= 0)
     het_opt_kill_node(o, act);
-  HET_TRY(het_opt_rewrite(o, qn, "", (int)het_graph_opset(g, ""),
-                          conv ? "QLinearConv" : "QLinearMatMul", in, n_in,
-                          attrs, n_attrs));
+  HET_TRY(het_opt_rewrite(o, qn, "", (int)het_graph_opset(g, ""), fused, in,
+                          n_in, attrs, n_attrs));
   qdq_take_name(o, qn, c);
   if (o->stats)
     o->stats->qdq_fused++;

@@ -45,6 +45,9 @@ typedef struct het_optimize_stats {
   int matmul_adds_fused;    /* MatMul + bias Add */
   int qdq_fused;            /* DQ -> Conv/MatMul/Add [-> act] -> Q islands
                                into QLinearConv/QLinearMatMul/QLinearAdd */
+  int qdq_kept_float;       /* islands left float because the estimates
+                               found the float form cheaper (each time
+                               weighed) */
   int f16_values_widened;   /* float16 values given float32 storage or a
                                float32 copy (opt_f16.c) */
   int casts_cancelled;      /* Cast(Cast(u, wider), u's type) read as u */
@@ -70,13 +73,36 @@ het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats);
  * (the session option int8=off; Q/DQ stay where the model wrote them).
  * names[i] (n_names of them) is a node given a precision by a policy
  * rule, int8[i] whether that precision is int8: an island follows its
- * operator's (the Conv, MatMul, Gemm or Add), else its QuantizeLinear's.
+ * operator's (the Conv, MatMul, Gemm or Add), else its QuantizeLinear's;
+ * a rule decides without weighing.
+ * estimate (NULL: no weighing) gives the seconds node of g would take
+ * where the islands run; g is mid-rewrite (dead nodes still present, the
+ * node maybe a probe of the fused operator in place of the
+ * QuantizeLinear), so it may read only that node and its values.  Each
+ * other island is weighed: its float form (the input DequantizeLinears
+ * read only by it, the operator, the QuantizeLinear; the weight's
+ * DequantizeLinear is folded, an activation fused) against the fused
+ * operator; it stays float when that is cheaper (a tie fuses).  weighed
+ * (may be NULL) hears each weighing (an island is weighed again in each
+ * round it stays float).
  * A fused operator takes the name of the operator it replaces. */
+typedef struct het_optimize_island {
+  const char *name;     /* the operator's (Conv, MatMul, Gemm, Add) */
+  bool fused;
+  double int8_seconds, float_seconds;
+  bool unknown_dims;    /* a dim of the island was unknown (estimated as
+                           the estimate takes it) */
+} het_optimize_island;
+
 typedef struct het_optimize_int8 {
   bool off;
   const char *const *names;
   const bool *int8;
   int n_names;
+  het_status (*estimate)(void *ctx, const het_graph *g, int node,
+                         double *seconds);
+  het_status (*weighed)(void *ctx, const het_optimize_island *island);
+  void *ctx;
 } het_optimize_int8;
 
 /* het_optimize with the int8 choices of int8 (NULL: the default).  For a

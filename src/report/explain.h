@@ -102,6 +102,17 @@ typedef struct het_explain_regime_choice {
   const char *failure;   /* why re-planning failed, or NULL */
 } het_explain_regime_choice;
 
+/* A QDQ island the optimizer weighed: its operator's name (a body's
+ * with the body's path), whether it became the int8 operator, the
+ * estimates of its int8 and float forms, and whether a dim was unknown
+ * (estimated as 1). */
+typedef struct het_explain_island {
+  const char *name;
+  bool fused;
+  double int8_seconds, float_seconds;
+  bool unknown_dims;
+} het_explain_island;
+
 typedef struct het_explain {
   const char *model;     /* model path or "<memory>" */
   const char *algorithm; /* "cost" or "priority" */
@@ -145,6 +156,9 @@ typedef struct het_explain {
   het_explain_regime *regimes;
   int n_choices;
   het_explain_regime_choice *choices;
+  int n_islands;         /* QDQ islands weighed, on islands_by's estimates */
+  const het_explain_island *islands;
+  const char *islands_by;
 } het_explain;
 
 /* Renders e as "text", "json", "dot", "html" or "rules" (the policy

@@ -321,11 +321,12 @@ const char *het_explain_boundary_source(const het_explain *e, int n) {
 
 static het_status explain_check(const het_explain *e) {
   if (e->n_nodes < 0 || e->n_edges < 0 || e->n_subgraphs < 0 ||
-      e->n_devices < 0 || e->n_warnings < 0)
+      e->n_devices < 0 || e->n_warnings < 0 || e->n_islands < 0)
     return het_error(HET_ERR_INVALID_ARGUMENT, "explain: negative count");
   if ((e->n_nodes && !e->nodes) || (e->n_edges && !e->edges) ||
       (e->n_subgraphs && !e->subgraphs) || (e->n_devices && !e->devices) ||
-      (e->n_warnings && !e->warnings) || (e->n_rules && !e->rules))
+      (e->n_warnings && !e->warnings) || (e->n_rules && !e->rules) ||
+      (e->n_islands && !e->islands))
     return het_error(HET_ERR_INVALID_ARGUMENT, "explain: NULL array");
   for (int i = 0; i < e->n_nodes; i++) {
     int sg = e->nodes[i].subgraph;

@@ -192,6 +192,28 @@ static void html_devices(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "</tbody></table>\n");
 }
 
+static void html_islands(const het_explain *e, het_sbuf *b) {
+  if (!e->n_islands)
+    return;
+  het_sbuf_puts(b, "<h2>QDQ islands weighed on ");
+  het_sbuf_html_text(b, e->islands_by);
+  het_sbuf_puts(b, "'s estimates</h2>\n<table class=\"sort\" id=\"islands\">"
+                   "<thead><tr><th>name</th><th>precision</th><th>int8 "
+                   "estimate</th><th>float estimate</th><th>dims</th></tr>"
+                   "</thead><tbody>\n");
+  for (int i = 0; i < e->n_islands; i++) {
+    const het_explain_island *x = &e->islands[i];
+    het_sbuf_puts(b, "<tr>");
+    html_cell(b, x->name);
+    html_cell(b, x->fused ? "int8" : "float");
+    html_seconds(b, x->int8_seconds);
+    html_seconds(b, x->float_seconds);
+    html_cell(b, x->unknown_dims ? "unknown, taken as 1" : "known");
+    het_sbuf_puts(b, "</tr>\n");
+  }
+  het_sbuf_puts(b, "</tbody></table>\n");
+}
+
 static void html_subgraphs(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "<h2>Subgraphs</h2>\n<table class=\"sort\" id=\"subgraphs\">"
                    "<thead><tr><th>#</th><th>provider</th><th>nodes</th>"
@@ -279,6 +301,7 @@ void het_explain_render_html(const het_explain *e, het_sbuf *b) {
   html_summary(e, b);
   html_timeline(e, b);
   html_devices(e, b);
+  html_islands(e, b);
   het_explain_regimes_html(e, b);
   html_subgraphs(e, b);
   html_boundaries(e, b);

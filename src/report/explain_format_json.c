@@ -210,6 +210,26 @@ static void json_rules(const het_explain *e, het_sbuf *b) {
   het_sbuf_printf(b, ",\"shapes_given\":%d},\n", e->n_shapes);
 }
 
+static void json_islands(const het_explain *e, het_sbuf *b) {
+  het_sbuf_puts(b, "  \"qdq_islands\": {\"estimated_by\":");
+  het_sbuf_json_str(b, e->islands_by);
+  het_sbuf_puts(b, ",\"islands\":[");
+  for (int i = 0; i < e->n_islands; i++) {
+    const het_explain_island *x = &e->islands[i];
+    het_sbuf_puts(b, i ? ",\n    {" : "\n    {");
+    json_key(b, "name");
+    het_sbuf_json_str(b, x->name);
+    het_sbuf_printf(b, ",\"precision\":\"%s\",\"int8_seconds\":",
+                    x->fused ? "int8" : "float");
+    het_sbuf_json_num(b, x->int8_seconds);
+    het_sbuf_puts(b, ",\"float_seconds\":");
+    het_sbuf_json_num(b, x->float_seconds);
+    het_sbuf_printf(b, ",\"unknown_dims\":%s}",
+                    x->unknown_dims ? "true" : "false");
+  }
+  het_sbuf_puts(b, e->n_islands ? "\n  ]},\n" : "]},\n");
+}
+
 void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   het_sbuf_puts(b, "{\n  \"model\": ");
   het_sbuf_json_str(b, e->model);
@@ -239,6 +259,7 @@ void het_explain_render_json(const het_explain *e, het_sbuf *b) {
   json_boundaries(e, b);
   json_devices(e, b);
   json_rules(e, b);
+  json_islands(e, b);
   json_estimates(e, b);
   json_node_times(e, b);
   het_explain_regimes_json(e, b);

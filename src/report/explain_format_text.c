@@ -142,6 +142,39 @@ static void text_devices(const het_explain *e, het_sbuf *b) {
   }
 }
 
+/* The QDQ islands the optimizer weighed, kept-float ones first. */
+static void text_islands(const het_explain *e, het_sbuf *b) {
+  if (!e->n_islands)
+    return;
+  int fused = 0, unknown = 0;
+  for (int i = 0; i < e->n_islands; i++) {
+    fused += e->islands[i].fused;
+    unknown += e->islands[i].unknown_dims;
+  }
+  het_sbuf_printf(b,
+                  "\nQDQ islands weighed on %s's estimates (%d): %d int8, "
+                  "%d kept float (float form estimated cheaper)",
+                  or_dash(e->islands_by), e->n_islands, fused,
+                  e->n_islands - fused);
+  if (unknown)
+    het_sbuf_printf(b, "; %d weighed with unknown dims taken as 1 (marked ?)",
+                    unknown);
+  het_sbuf_printf(b, "\n  %-9s  %10s  %10s  %s\n", "precision", "int8 est",
+                  "float est", "name");
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < e->n_islands; i++) {
+      const het_explain_island *x = &e->islands[i];
+      if (x->fused != (pass == 1))
+        continue;
+      char t8[32], tf[32];
+      het_sbuf_printf(
+          b, "  %-9s  %10s  %10s  %s%s\n", x->fused ? "int8" : "float",
+          het_explain_fmt_seconds(t8, sizeof t8, x->int8_seconds),
+          het_explain_fmt_seconds(tf, sizeof tf, x->float_seconds),
+          or_dash(x->name), x->unknown_dims ? " ?" : "");
+    }
+}
+
 static void text_rules(const het_explain *e, het_sbuf *b) {
   het_sbuf_printf(b, "policy rules (%d):\n", e->n_rules);
   for (int r = 0; r < e->n_rules; r++) {
@@ -193,6 +226,7 @@ void het_explain_render_text(const het_explain *e, het_sbuf *b) {
   text_subgraphs(e, b);
   text_boundaries(e, b);
   text_devices(e, b);
+  text_islands(e, b);
   if (e->n_rules) {
     het_sbuf_putc(b, '\n');
     text_rules(e, b);

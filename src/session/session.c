@@ -29,6 +29,7 @@ void het_session_destroy_impl(het_session *s) {
   het_session_remove_providers(s);
   het_policy_reports_destroy(s);
   free(s->warnings);
+  free(s->islands);
   free(s->builds);
   het_graph_destroy(s->optimized);
   het_graph_destroy(s->graph);

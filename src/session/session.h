@@ -18,6 +18,7 @@
 #include "partitioner/cost.h"
 #include "partitioner/partition.h"
 #include "partitioner/policy.h"
+#include "report/explain.h"
 
 #define HET_MAX_PROVIDERS 8
 #define HET_MAX_PROFILES 8
@@ -197,6 +198,11 @@ struct het_session {
                                graph): what plans and regimes start from;
                                NULL in a regime's trial */
   het_session_options *options; /* a copy of the creation options */
+  /* The QDQ islands the optimizer weighed (het_optimize_int8.weighed),
+   * on islands_by's estimates; malloc'd, names in the arena. */
+  int n_islands, cap_islands;
+  het_explain_island *islands;
+  const char *islands_by;
   struct het_aot *aot;      /* session_aot.c: the plan the session was
                                loaded from (owned; its file holds the
                                graph's weights), or NULL */
@@ -387,7 +393,9 @@ void het_policy_reports_destroy(het_session *s);
 /* The int8 choices the optimizer makes for graph g (a body's report
  * names start with prefix): option int8=off, and each node's precision
  * from the policy's rules (the last precision rule that matches a node
- * decides).  Names point into g, the arrays into s's arena. */
+ * decides), and the weighing of the other islands on the estimates of the
+ * first CPU provider that has them (recorded in s->islands).  Names point
+ * into g, the arrays into s's arena. */
 het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
                                    const het_graph *g, const char *prefix,
                                    het_optimize_int8 *out);

@@ -633,6 +633,8 @@ static het_status het_plan_verdict(het_session *s, const het_session_options *o)
 }
 
 het_status het_session_build(het_session *s, const het_session_options *o) {
+  /* providers first: the optimizer weighs QDQ islands on their estimates */
+  HET_TRY(het_session_add_providers(s, o));
   if (!s->graph_ready) {
     het_optimize_int8 int8;
     HET_TRY(het_graph_infer_shapes(s->graph));
@@ -645,7 +647,6 @@ het_status het_session_build(het_session *s, const het_session_options *o) {
       HET_TRY(het_graph_clone(s->graph, &s->optimized));
     HET_TRY(het_options_copy(o, &s->options));
   }
-  HET_TRY(het_session_add_providers(s, o));
   if (s->aot && !s->aot_regime) { /* a regime's session: its loader's */
     HET_TRY(het_plan_verdict(s, o));
     s->deferred = !s->aot_rebuild && !(o && o->plan_load_eager);

@@ -315,6 +315,9 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
   e->est_total = s->use_priority ? s->top.est_priority : s->top.est_cost;
   e->n_warnings = s->n_warnings;
   e->warnings = (const char **)s->warnings;
+  e->n_islands = s->n_islands;
+  e->islands = s->islands;
+  e->islands_by = s->islands_by;
   e->n_unknown = s->top.n_estimated_unknown;
   e->unknown_example = s->top.estimated_unknown_example;
   e->n_model_nodes = s->top.n_model_nodes;
