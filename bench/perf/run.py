@@ -15,6 +15,12 @@ machine is shared, so the best round is the least disturbed one).  Peak RSS
 is the child's ru_maxrss from os.wait4 (whole process: it includes the node /
 python+torch runtime itself, so it is approximate and only comparable in
 magnitude).  --write-results also writes the table to bench/RESULTS.md.
+hetrt's sessions keep their caches (the CPU profile, the timed kernel
+choices) in a fresh folder for the run (--cache-dir, else
+$HETRT_CACHE_DIR when set), so each model's first session is a cold start
+(its kernel choices timed, shown in brackets) and later ones warm, and no
+choice remembered by earlier runs (or timed while tests ran beside them)
+decides this run's kernels.
 """
 import argparse
 import datetime
@@ -23,8 +29,10 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -169,7 +177,7 @@ def best(results, key):
 
 def make_table(args, models, threads_list, res, gflop, ort_ok):
     hdr = ("| model | threads | GFLOP | hetrt ms | ORT ms | torch ms | hetrt/ORT | hetrt/torch "
-           "| GFLOP/s hetrt / ORT | start-up ms hetrt / ORT / torch "
+           "| GFLOP/s hetrt / ORT | start-up ms hetrt (cold) / ORT / torch "
            "| peak RSS MiB hetrt / ORT / torch |")
     lines = [hdr, "|" + "---|" * 11]
     for t in threads_list:
@@ -177,6 +185,7 @@ def make_table(args, models, threads_list, res, gflop, ort_ok):
             r = {rt: res.get((m, t, rt), []) for rt in RUNTIMES}
             ms = {rt: best(r[rt], "ms") for rt in RUNTIMES}
             st = {rt: best(r[rt], "start_ms") for rt in RUNTIMES}
+            cold = res.get((m, "cold"))
             rss = {rt: best(r[rt], "rss") for rt in RUNTIMES}
             for rt in RUNTIMES:
                 errs = [e["error"] for e in r[rt] if "error" in e]
@@ -185,13 +194,14 @@ def make_table(args, models, threads_list, res, gflop, ort_ok):
                     print("  %s %s t=%d failed: %s" % (rt, m, t, errs[0]), file=sys.stderr)
             ratio = lambda a, b: "%.2f" % (a / b) if a and b else "-"  # noqa: E731
             rate = lambda ms_: "%.0f" % (1e3 * gflop[m] / ms_) if ms_ and gflop.get(m) else "-"  # noqa: E731,E501
-            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s / %s "
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s / %s | %s (%s) / %s / %s "
                          "| %s / %s / %s |" % (
                 m, t, fmt(gflop.get(m)), fmt(ms["hetrt"]),
                 fmt(ms["ort"]) if ort_ok else "n/a", fmt(ms["torch"]),
                 ratio(ms["hetrt"], ms["ort"]), ratio(ms["hetrt"], ms["torch"]),
                 rate(ms["hetrt"]), rate(ms["ort"]) if ort_ok else "n/a",
-                fmt(st["hetrt"], "%.0f"), fmt(st["ort"], "%.0f") if ort_ok else "n/a",
+                fmt(st["hetrt"], "%.0f"), fmt(cold, "%.0f"),
+                fmt(st["ort"], "%.0f") if ort_ok else "n/a",
                 fmt(st["torch"], "%.0f"), fmt(rss["hetrt"], "%.0f"),
                 fmt(rss["ort"], "%.0f") if ort_ok else "n/a", fmt(rss["torch"], "%.0f")))
     return "\n".join(lines)
@@ -245,6 +255,12 @@ NOTES = """Notes:
 - Start-up: hetrt `het_session_create` (load + optimise + plan); ORT
   `InferenceSession.create` (graph optimisation level all); torch = building
   the eager nn.Module with random weights (not comparable: no file is read).
+  hetrt's is the lowest over the rounds (a warm cache: its kernel choices
+  remembered), and in brackets the model's first session of the run, cold:
+  the run gives hetrt a fresh cache folder (`--cache-dir`, else
+  `$HETRT_CACHE_DIR` when set), so that session times its Winograd choices
+  (the first model's also measures the CPU profile), and no choice an
+  earlier run remembered decides this run's kernels.
 - Peak RSS: ru_maxrss of each child process from os.wait4 - the whole process,
   so it includes the node runtime (ORT) or python+torch (torch); approximate
   (a forked child's figure starts from the torch-free driver's ~15 MiB).
@@ -299,6 +315,8 @@ def parse_args():
     ap.add_argument("--runtimes", default=",".join(RUNTIMES))
     ap.add_argument("--pin", action="store_true",
                     help="bind each child to CPUs 0..threads-1 (every runtime on the same cores)")
+    ap.add_argument("--cache-dir", default=None,
+                    help="hetrt's cache folder (default: $HETRT_CACHE_DIR, else a fresh one)")
     ap.add_argument("--write-results", action="store_true")
     ap.add_argument("--no-gflop", action="store_true", help="skip the GFLOP column")
     ap.add_argument("--torch-child", metavar="MODEL", help=argparse.SUPPRESS)
@@ -336,7 +354,29 @@ def main():
         out = subprocess.run([sys.executable, os.path.abspath(__file__), "--gflop-child",
                               ",".join(models)], capture_output=True, text=True).stdout
         gflop = parse_json_line(out) or {}
+    fresh = None
+    if args.cache_dir or not os.environ.get("HETRT_CACHE_DIR"):
+        fresh = None if args.cache_dir else tempfile.mkdtemp(prefix="hetrt-bench-cache-")
+        os.environ["HETRT_CACHE_DIR"] = args.cache_dir or fresh
+    print("hetrt cache folder: %s" % os.environ["HETRT_CACHE_DIR"], file=sys.stderr)
     res = {}
+    try:
+        run_rounds(args, models, threads_list, runtimes, ort_ok, paths, res)
+    finally:
+        if fresh:
+            shutil.rmtree(fresh, ignore_errors=True)
+    table = make_table(args, models, threads_list, res, gflop, ort_ok)
+    print(table)
+    if args.write_results:
+        cmdline = "/usr/bin/python3 bench/perf/run.py " + " ".join(
+            shlex.quote(a) for a in sys.argv[1:])
+        write_results(table, cmdline, versions(ort_ok, args.build), ort_ok)
+
+
+def run_rounds(args, models, threads_list, runtimes, ort_ok, paths, res):
+    """The interleaved rounds, into res[(model, threads, runtime)] (a list
+    per round) and res[(model, "cold")]: hetrt's first start-up of the
+    model, on a cache folder that had no choices for it."""
     for rnd in range(args.rounds):
         for m in models:
             for t in threads_list:
@@ -348,15 +388,11 @@ def main():
                          bench_ort(args, paths[m], t) if rt == "ort" else
                          bench_torch(args, m, t))
                     res.setdefault((m, t, rt), []).append(r)
+                    if rt == "hetrt" and (m, "cold") not in res:
+                        res[(m, "cold")] = r.get("start_ms")
                     print("round %d %-14s t=%d %-6s %s  (%.1f s)" % (
                         rnd + 1, m, t, rt, "%.2f ms" % r["ms"] if "ms" in r else r["error"],
                         time.monotonic() - t0), file=sys.stderr, flush=True)
-    table = make_table(args, models, threads_list, res, gflop, ort_ok)
-    print(table)
-    if args.write_results:
-        cmdline = "/usr/bin/python3 bench/perf/run.py " + " ".join(
-            shlex.quote(a) for a in sys.argv[1:])
-        write_results(table, cmdline, versions(ort_ok, args.build), ort_ok)
 
 
 if __name__ == "__main__":

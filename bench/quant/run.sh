@@ -35,6 +35,14 @@ res=$out/results
 src=$here/../perf/models
 [ -x "$build/hetrt" ] || { echo "run.sh: no $build/hetrt" >&2; exit 1; }
 mkdir -p "$out"
+# hetrt's caches (CPU profile, timed kernel choices) in a fresh folder for
+# the run unless HETRT_CACHE_DIR is set, as bench/perf/run.py does: no
+# choice remembered earlier (or timed while tests ran) decides the kernels
+if [ -z "${HETRT_CACHE_DIR:-}" ]; then
+  HETRT_CACHE_DIR=$(mktemp -d)
+  export HETRT_CACHE_DIR
+  trap 'rm -rf "$HETRT_CACHE_DIR"' EXIT
+fi
 cp "$build/hetrt" "$hetrt"
 echo "hetrt: $build/hetrt, built $(date -r "$build/hetrt" '+%Y-%m-%d %H:%M:%S')" | tee "$out/hetrt.txt" >&2
 [ -d "$here/../perf/node_modules/onnxruntime-node" ] || {

@@ -15,6 +15,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
 rounds=${2:-3}
 dir=$build/bench/shipped
+# hetrt's caches (CPU profile, timed kernel choices) in a fresh folder for
+# the run unless HETRT_CACHE_DIR is set, as bench/perf/run.py does: no
+# choice remembered earlier (or timed while tests ran) decides the kernels
+if [ -z "${HETRT_CACHE_DIR:-}" ]; then
+  HETRT_CACHE_DIR=$(mktemp -d)
+  export HETRT_CACHE_DIR
+  trap 'rm -rf "$HETRT_CACHE_DIR"' EXIT
+fi
 mkdir -p "$dir"
 /usr/bin/python3 "$here/../../tests/models/gen_detector.py" "$dir" >/dev/null
 /usr/bin/python3 "$here/fix_dims.py" "$dir/detector.onnx" "$dir/detector_640.onnx" 1x3x640x640
