@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/ir.h"
+#include "core/quantity.h"
 #include "core/status.h"
 #include "partitioner/cost.h"
 #include "common/cost_graphs.h"
@@ -618,6 +619,55 @@ END_TEST
 
 /* ---- CPU device profile ---- */
 
+/* Profile quantities (core/quantity.h), as the CPU, CUDA and emu
+ * profiles read them. */
+START_TEST(test_quantities) {
+  static const struct {
+    const char *text;
+    het_quantity_kind kind;
+    double want; /* < 0: refused */
+  } k[] = {
+      {"512MiB", HET_QUANTITY_BYTES, 512.0 * 1048576},
+      {"16 GB", HET_QUANTITY_BYTES, 16e9},
+      {"2kib", HET_QUANTITY_BYTES, 2048},
+      {"8e9", HET_QUANTITY_BYTES, 8e9},
+      {"0", HET_QUANTITY_BYTES, 0},
+      {"8GB/s", HET_QUANTITY_BYTES, -1},
+      {"8GB/s", HET_QUANTITY_BYTE_RATE, 8e9},
+      {"8 GBps", HET_QUANTITY_BYTE_RATE, 8e9},
+      {"4.8TB/s", HET_QUANTITY_BYTE_RATE, 4.8e12},
+      {"25G", HET_QUANTITY_BYTE_RATE, 25e9},
+      {"4T", HET_QUANTITY_FLOPS, 4e12},
+      {"4 TFLOP/s", HET_QUANTITY_FLOPS, 4e12},
+      {"16TOPS", HET_QUANTITY_FLOPS, 16e12},
+      {"989 tflops", HET_QUANTITY_FLOPS, 989e12},
+      {"2G/s", HET_QUANTITY_FLOPS, 2e9},
+      {"4TB", HET_QUANTITY_FLOPS, -1},
+      {"20us", HET_QUANTITY_SECONDS, 20e-6},
+      {"20 \xc2\xb5s", HET_QUANTITY_SECONDS, 20e-6},
+      {"2ms", HET_QUANTITY_SECONDS, 2e-3},
+      {"1e-6", HET_QUANTITY_SECONDS, 1e-6},
+      {"3 ks", HET_QUANTITY_SECONDS, -1},
+      {"-1", HET_QUANTITY_BYTES, -1},
+      {"inf", HET_QUANTITY_FLOPS, -1},
+      {"nan", HET_QUANTITY_SECONDS, -1},
+      {"", HET_QUANTITY_BYTES, -1},
+      {"GB", HET_QUANTITY_BYTES, -1},
+      {"1e308T", HET_QUANTITY_FLOPS, -1},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+    double v = -7;
+    bool ok = het_quantity_parse(k[i].text, k[i].kind, &v);
+    ck_assert_msg(ok == (k[i].want >= 0), "'%s' kind %d: %s", k[i].text,
+                  k[i].kind, ok ? "read" : "refused");
+    if (ok)
+      ck_assert_msg(fabs(v - k[i].want) <= 1e-9 * k[i].want, "'%s': %g",
+                    k[i].text, v);
+  }
+  ck_assert(!het_quantity_parse(NULL, HET_QUANTITY_BYTES, &(double){0}));
+}
+END_TEST
+
 START_TEST(test_cpu_profile) {
   het_device_info a, b;
   ck_assert_int_eq(het_cpu_device_info(&a), HET_OK);
@@ -699,6 +749,7 @@ static Suite *cost_suite(void) {
   tcase_add_test(core, test_constraints);
   tcase_add_test(core, test_profile_guided);
   tcase_add_test(core, test_cpu_profile);
+  tcase_add_test(core, test_quantities);
   tcase_set_timeout(core, 300);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");

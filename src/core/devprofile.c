@@ -1,12 +1,10 @@
 /* devprofile.c — het_device_profile_load: a YAML device profile read
  * event by event (libyaml): a top-level mapping of scalars, where
- * peak_flops may also be a mapping of dtype: scalar; quantities with SI or
- * binary prefixes and units.  Every error names the file and the line.
+ * peak_flops may also be a mapping of dtype: scalar; quantities as
+ * core/quantity.h reads them.  Every error names the file and the line.
  */
 #include "core/devprofile.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,60 +12,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "core/quantity.h"
 #include "core/status.h"
-
-typedef enum het_profile_unit {
-  HET_UNIT_BYTES,   /* 512MiB, 60GB/s, 8e9 */
-  HET_UNIT_FLOPS,   /* 4T, 4TFLOPS, 4 TFLOP/s, 16TOPS */
-  HET_UNIT_SECONDS, /* 20us, 1e-6, 2ms */
-} het_profile_unit;
-
-/* Multiplier of a decimal (K M G T P) or binary (Ki Mi Gi Ti) prefix at
- * *s, advancing past it; 1 when there is none. */
-static double het_profile_prefix(const char **s) {
-  static const char prefixes[] = "KMGTP";
-  char c = **s == 'k' ? 'K' : **s;
-  const char *at = c ? strchr(prefixes, c) : NULL;
-  if (!at)
-    return 1;
-  bool binary = (*s)[1] == 'i' && at - prefixes < 4;
-  double m = 1;
-  for (long k = 0; k <= at - prefixes; k++)
-    m *= binary ? 1024.0 : 1000.0;
-  *s += binary ? 2 : 1;
-  return m;
-}
-
-static bool het_profile_quantity(const char *s, het_profile_unit unit,
-                                 double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !isfinite(v) || v < 0)
-    return false;
-  const char *r = end;
-  while (*r == ' ')
-    r++;
-  if (unit == HET_UNIT_SECONDS) {
-    static const char *const names[] = {"", "s", "ms", "us", "ns"};
-    static const double scale[] = {1, 1, 1e-3, 1e-6, 1e-9};
-    for (int k = 0; k < 5; k++)
-      if (strcmp(r, names[k]) == 0) {
-        *out = v * scale[k];
-        return true;
-      }
-    return false;
-  }
-  v *= het_profile_prefix(&r);
-  static const char *const bytes[] = {"", "B", "B/s", NULL};
-  static const char *const flops[] = {"", "FLOPS", "FLOP/s", "OPS", NULL};
-  for (const char *const *k = unit == HET_UNIT_BYTES ? bytes : flops; *k; k++)
-    if (strcmp(r, *k) == 0) {
-      *out = v;
-      return true;
-    }
-  return false;
-}
 
 /* The profile being read: p's facts and key bits, the file for messages,
  * the provider it must be for. */
@@ -78,19 +24,19 @@ typedef struct het_profile_reader {
 
 static const struct {
   const char *key;
-  het_profile_unit unit;
+  het_quantity_kind unit;
 } het_profile_keys[] = {
-    [HET_PROFILE_CAPACITY] = {"memory_capacity", HET_UNIT_BYTES},
-    [HET_PROFILE_F32] = {"float32", HET_UNIT_FLOPS},
-    [HET_PROFILE_F16] = {"float16", HET_UNIT_FLOPS},
-    [HET_PROFILE_I8] = {"int8", HET_UNIT_FLOPS},
-    [HET_PROFILE_MEMBW] = {"memory_bandwidth", HET_UNIT_BYTES},
-    [HET_PROFILE_LINKBW] = {"link_bandwidth", HET_UNIT_BYTES},
-    [HET_PROFILE_LATENCY] = {"link_latency", HET_UNIT_SECONDS},
-    [HET_PROFILE_LAUNCH] = {"launch_overhead", HET_UNIT_SECONDS},
-    [HET_PROFILE_LAYOUT] = {"preferred_layout", HET_UNIT_BYTES},
-    [HET_PROFILE_NAME] = {"name", HET_UNIT_BYTES},
-    [HET_PROFILE_PROVIDER] = {"provider", HET_UNIT_BYTES},
+    [HET_PROFILE_CAPACITY] = {"memory_capacity", HET_QUANTITY_BYTES},
+    [HET_PROFILE_F32] = {"float32", HET_QUANTITY_FLOPS},
+    [HET_PROFILE_F16] = {"float16", HET_QUANTITY_FLOPS},
+    [HET_PROFILE_I8] = {"int8", HET_QUANTITY_FLOPS},
+    [HET_PROFILE_MEMBW] = {"memory_bandwidth", HET_QUANTITY_BYTE_RATE},
+    [HET_PROFILE_LINKBW] = {"link_bandwidth", HET_QUANTITY_BYTE_RATE},
+    [HET_PROFILE_LATENCY] = {"link_latency", HET_QUANTITY_SECONDS},
+    [HET_PROFILE_LAUNCH] = {"launch_overhead", HET_QUANTITY_SECONDS},
+    [HET_PROFILE_LAYOUT] = {"preferred_layout", HET_QUANTITY_BYTES},
+    [HET_PROFILE_NAME] = {"name", HET_QUANTITY_BYTES},
+    [HET_PROFILE_PROVIDER] = {"provider", HET_QUANTITY_BYTES},
 };
 
 static void het_profile_apply_one(het_device_info *i, int k, double v) {
@@ -137,7 +83,7 @@ static het_status het_profile_set(het_profile_reader *r, int k,
     return HET_OK;
   }
   double v;
-  if (!het_profile_quantity(value, het_profile_keys[k].unit, &v))
+  if (!het_quantity_parse(value, het_profile_keys[k].unit, &v))
     return het_error(HET_ERR_INVALID_ARGUMENT,
                      "%s:%zu: %s: '%s' is not a valid quantity", r->path,
                      line, key, value);

@@ -13,6 +13,7 @@
  *   memory_bandwidth: 100GB/s          bytes/s inside the device (byte
  *   link_bandwidth: 8 GB/s             suffixes above, optional "/s")
  *   link_latency: 20us                 seconds; s, ms, us, ns suffixes
+ *                                      (quantities: core/quantity.h)
  *   launch_overhead: 10us              seconds per kernel launch
  *   supported_ops: [Conv, Relu, ...]   "Op" or "domain.Op"; empty or missing
  *                                      = every op that has a CPU kernel
@@ -23,14 +24,13 @@
  *                                      are kept and computed in that type
  */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <yaml.h>
 
+#include "core/quantity.h"
 #include "core/status.h"
 #include "kernels/kernel.h"
 #include "providers/emu/emu_internal.h"
@@ -55,101 +55,6 @@ void het_emu_profile_deinit(het_emu_profile *p) {
   free(p->supported_ops);
   p->supported_ops = NULL;
   p->n_supported_ops = 0;
-}
-
-/* ---- value parsing ------------------------------------------------------ */
-
-typedef struct het_emu_unit {
-  const char *suffix;
-  double mult;
-} het_emu_unit;
-
-static const het_emu_unit het_emu_byte_units[] = {
-    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-    {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
-    {"TB", 1e12}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
-    {"B", 1.0}, {"", 1.0}, {NULL, 0}};
-static const het_emu_unit het_emu_time_units[] = {
-    {"ms", 1e-3}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ns", 1e-9},
-    {"s", 1.0}, {"", 1.0}, {NULL, 0}};
-static const het_emu_unit het_emu_flop_units[] = {
-    {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15},
-    {"", 1.0}, {NULL, 0}};
-static const char *const het_emu_flop_words[] = {
-    "", "FLOPS", "FLOP/s", "FLOP", "OPS", "OP/s", "/s", NULL};
-
-/* Splits "12.5 MiB" into 12.5 and the suffix "MiB" (spaces skipped). */
-static bool het_emu_split_number(const char *text, double *v,
-                                 const char **suffix) {
-  char *end;
-  errno = 0;
-  *v = strtod(text, &end);
-  if (end == text || errno != 0 || !isfinite(*v) || *v < 0)
-    return false;
-  while (*end == ' ' || *end == '\t')
-    end++;
-  *suffix = end;
-  return true;
-}
-
-/* Finds the unit whose suffix is exactly rest (case-insensitive: no table
- * mixes milli and mega). */
-static bool het_emu_match_unit(const het_emu_unit *units, const char *rest,
-                               double *mult) {
-  for (const het_emu_unit *u = units; u->suffix; u++)
-    if (strcasecmp(rest, u->suffix) == 0) {
-      *mult = u->mult;
-      return true;
-    }
-  return false;
-}
-
-static bool het_emu_parse_bytes(const char *text, bool rate, double *out) {
-  double v, mult;
-  const char *suffix;
-  if (!het_emu_split_number(text, &v, &suffix))
-    return false;
-  char buf[32];
-  size_t n = strlen(suffix);
-  if (n >= sizeof buf)
-    return false;
-  memcpy(buf, suffix, n + 1);
-  if (rate && n >= 2 && strcasecmp(buf + n - 2, "/s") == 0)
-    buf[n - 2] = '\0';
-  else if (rate && n >= 2 && strcasecmp(buf + n - 2, "ps") == 0 && n > 2)
-    buf[n - 2] = '\0';
-  if (!het_emu_match_unit(het_emu_byte_units, buf, &mult))
-    return false;
-  *out = v * mult;
-  return true;
-}
-
-static bool het_emu_parse_time(const char *text, double *out) {
-  double v, mult;
-  const char *suffix;
-  if (!het_emu_split_number(text, &v, &suffix) ||
-      !het_emu_match_unit(het_emu_time_units, suffix, &mult))
-    return false;
-  *out = v * mult;
-  return true;
-}
-
-static bool het_emu_parse_flops(const char *text, double *out) {
-  double v;
-  const char *suffix;
-  if (!het_emu_split_number(text, &v, &suffix))
-    return false;
-  for (const het_emu_unit *u = het_emu_flop_units; u->suffix; u++) {
-    size_t n = strlen(u->suffix);
-    if (strncmp(suffix, u->suffix, n) != 0)
-      continue;
-    for (int w = 0; het_emu_flop_words[w]; w++)
-      if (strcasecmp(suffix + n, het_emu_flop_words[w]) == 0) {
-        *out = v * u->mult;
-        return true;
-      }
-  }
-  return false;
 }
 
 /* ---- YAML walking ------------------------------------------------------- */
@@ -189,15 +94,11 @@ static het_status het_emu_number(const het_emu_loader *L, yaml_node_t *n,
                                      "a rate in bytes/s (e.g. 8GB/s)",
                                      "a time (e.g. 20us)",
                                      "a FLOP/s rate (e.g. 4T)"};
+  static const het_quantity_kind kinds[] = {
+      HET_QUANTITY_BYTES, HET_QUANTITY_BYTE_RATE, HET_QUANTITY_SECONDS,
+      HET_QUANTITY_FLOPS};
   const char *s = het_emu_scalar(n);
-  bool ok = false;
-  if (s && kind <= 1)
-    ok = het_emu_parse_bytes(s, kind == 1, out);
-  else if (s && kind == 2)
-    ok = het_emu_parse_time(s, out);
-  else if (s)
-    ok = het_emu_parse_flops(s, out);
-  if (!ok)
+  if (!het_quantity_parse(s, kinds[kind], out))
     return het_emu_fail(L, n, key, "cannot read '%s' as %s", s ? s : "(not a scalar)",
                         what[kind]);
   if (pos && !(*out > 0))
