@@ -18,6 +18,8 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 WORK=$(mktemp -d)
+# the sessions below keep their caches here, not in the user's ~/.cache/hetrt
+export HETRT_CACHE_DIR=$WORK/cache
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 cleanup() {
