@@ -253,23 +253,33 @@ END_TEST
  * kept. */
 typedef struct weigh_model {
   double int8_s, float_s;
-  int probes, weighed, fused, unknown;
+  int probes, weighed, fused, unknown, prepared;
   char last[64];
   double last_int8, last_float;
 } weigh_model;
 
 static het_status weigh_estimate(void *ctx, const het_graph *g, int node,
-                                 double *seconds) {
+                                 bool fused, double *seconds) {
   weigh_model *m = ctx;
   bool q = strncmp(g->nodes[node].op_type, "QLinear", 7) == 0;
+  ck_assert(q == fused);
   m->probes += q;
   *seconds = q ? m->int8_s : m->float_s;
+  return HET_OK;
+}
+
+static het_status weigh_prepare(void *ctx, const het_graph *g) {
+  weigh_model *m = ctx;
+  m->prepared++;
+  ck_assert_int_gt(g->n_nodes, 0);
   return HET_OK;
 }
 
 static het_status weigh_record(void *ctx, const het_optimize_island *w) {
   weigh_model *m = ctx;
   m->weighed++;
+  ck_assert_ptr_nonnull(w->graph);
+  ck_assert_str_eq(w->graph->nodes[w->node].name, w->name);
   m->fused += w->fused;
   m->unknown += w->unknown_dims;
   snprintf(m->last, sizeof m->last, "%s", w->name);
@@ -292,6 +302,7 @@ static het_graph *load_weighed(const char *name, weigh_model *m,
     g->values[g->inputs[i]].shape.dims[0] = (het_dim){-1, "N"};
   ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
   het_optimize_int8 w = x ? *x : (het_optimize_int8){0};
+  w.prepare = weigh_prepare;
   w.estimate = weigh_estimate;
   w.weighed = weigh_record;
   w.ctx = m;
@@ -327,6 +338,9 @@ START_TEST(test_qdq_weighed_by_cost) {
     ck_assert_int_eq(opt_count_op(g1, k[i].op), islands);
     ck_assert_int_eq(dear.probes, dear.weighed);
     ck_assert_int_ge(dear.weighed, islands);
+    /* claims taken once per pass that weighs, not per island */
+    ck_assert_int_ge(dear.prepared, 1);
+    ck_assert_int_le(dear.prepared, st.rounds);
     ck_assert_int_eq(dear.fused, 0);
     ck_assert_int_eq(st.qdq_kept_float, dear.weighed);
     ck_assert_int_eq(st.qdq_fused, 0);
@@ -361,7 +375,7 @@ START_TEST(test_qdq_weighing_rules_and_dims) {
   het_optimize_int8 rule = {.names = names, .int8 = int8, .n_names = 1};
   het_graph *g = load_weighed("qdq_add", &m, &rule, false, NULL);
   ck_assert_int_eq(opt_count_op(g, "QLinearAdd"), 1);
-  ck_assert_int_eq(m.weighed + m.probes, 0);
+  ck_assert_int_eq(m.weighed + m.probes + m.prepared, 0);
   het_graph_destroy(g);
   g = load_weighed("qdq_add", &m, NULL, false, NULL);
   ck_assert_int_eq(opt_count_op(g, "QLinearAdd"), 0);

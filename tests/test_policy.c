@@ -386,9 +386,9 @@ START_TEST(test_int8_weighed) {
   het_session *fused = session(QDQ_CHAIN, opts(NULL, NULL, NULL));
   char *text = explain(fused, "text");
   /* its input's batch dim is symbolic: weighed as 1, and marked */
-  ck_assert_msg(strstr(text, "QDQ islands weighed on cpu's estimates (5): 5 "
-                             "int8, 0 kept float (float form estimated "
-                             "cheaper); 5 weighed with unknown dims"),
+  ck_assert_msg(strstr(text, "QDQ islands weighed (5): 5 int8 on cpu, 0 kept "
+                             "float (float form estimated cheaper); 5 "
+                             "weighed with unknown dims"),
                 "%s", text);
   ck_assert_msg(strstr(text, " c2 ?\n"), "%s", text);
   het_string_destroy(text);
@@ -400,7 +400,7 @@ START_TEST(test_int8_weighed) {
   for (int i = 0; i < 4; i++)
     ck_assert_str_eq(op_of(slow, convs[i]), "Conv");
   text = explain(slow, "json");
-  ck_assert_msg(strstr(text, "\"qdq_islands\": {\"estimated_by\":\"cpu\""),
+  ck_assert_msg(strstr(text, "\"qdq_islands\": {\"int8_on\":\"cpu\""),
                 "%s", text);
   ck_assert_msg(strstr(text, "\"name\":\"c2\",\"precision\":\"float\","
                              "\"int8_seconds\":"),
@@ -421,6 +421,57 @@ START_TEST(test_int8_weighed) {
   het_tensor_destroy(b);
   het_session_destroy(fused);
   het_session_destroy(slow);
+  het_session_destroy(off);
+}
+END_TEST
+
+/* Across providers: an island's float form is weighed on the provider
+ * that would run it best, moves included.  An accelerator that runs float
+ * Conv only (no quantized operator) and far faster, over a free link,
+ * takes the Conv islands whose float form is estimated cheaper there than
+ * the CPU's int8 operator (qdq_chain's dims are those of batch 1, so the
+ * float form's DequantizeLinear and QuantizeLinear on the CPU outweigh the
+ * smallest Convs); each island the report calls float runs as a float
+ * Conv on it, each it calls int8 as a QLinearConv on the CPU.  Behind a
+ * 1 ms link every island stays int8.  Either way the chain computes what
+ * int8=off computes, within one step of c4's output scale. */
+START_TEST(test_int8_weighed_across) {
+  if (!het_kernels_int8_fast())
+    return; /* the Conv islands are never candidates on this CPU */
+  static const char *const convs[] = {"c1", "c2", "c3", "c4"};
+  het_session *fast =
+      session(QDQ_CHAIN, opts("emu,cpu", DATA "/emu_fast_conv.yaml", NULL));
+  char *text = explain(fast, "json");
+  int kept = 0;
+  for (int i = 0; i < 4; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "\"name\":\"%s\",\"precision\":\"float\"",
+             convs[i]);
+    bool float_form = strstr(text, want) != NULL;
+    kept += float_form;
+    ck_assert_str_eq(op_of(fast, convs[i]), float_form ? "Conv" : "QLinearConv");
+    ck_assert_str_eq(provider_of(fast, convs[i]), float_form ? "emu" : "cpu");
+  }
+  ck_assert_msg(kept >= 1, "%s", text);
+  ck_assert_msg(strstr(text, "\"float_on\":\"emu\""), "%s", text);
+  het_string_destroy(text);
+  het_session *far =
+      session(QDQ_CHAIN, opts("emu,cpu", DATA "/emu_far_conv.yaml", NULL));
+  for (int i = 0; i < 4; i++) {
+    ck_assert_str_eq(op_of(far, convs[i]), "QLinearConv");
+    ck_assert_str_eq(provider_of(far, convs[i]), "cpu");
+  }
+  het_session_options *o = opts(NULL, NULL, NULL);
+  ck_assert_int_eq(het_session_options_set(o, "int8", "off"), HET_OK);
+  het_session *off = session(QDQ_CHAIN, o);
+  het_tensor *a = run_chain(fast), *b = run_chain(far), *c = run_chain(off);
+  ck_assert_double_le(max_diff(a, c), 0.0601);
+  ck_assert_double_le(max_diff(b, c), 0.0601);
+  het_tensor_destroy(a);
+  het_tensor_destroy(b);
+  het_tensor_destroy(c);
+  het_session_destroy(fast);
+  het_session_destroy(far);
   het_session_destroy(off);
 }
 END_TEST
@@ -905,6 +956,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(core, test_precision);
   tcase_add_test(core, test_int8_choices);
   tcase_add_test(core, test_int8_weighed);
+  tcase_add_test(core, test_int8_weighed_across);
   tcase_add_test(core, test_c_api_overrides_policy);
   tcase_add_test(core, test_policy_globals_and_overrides);
   tcase_add_test(core, test_budget_from_policy);

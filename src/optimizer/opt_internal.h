@@ -26,6 +26,7 @@ typedef struct het_opt {
                       length once validated); dead may hold more */
   het_optimize_stats *stats;
   int changes;     /* rewrites made in the current round */
+  bool weighing;   /* int8->prepare was called in this QDQ pass */
 } het_opt;
 
 /* (Re)computes dead (all false), uses and pinned for the current graph. */

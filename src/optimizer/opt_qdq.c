@@ -252,9 +252,9 @@ static het_status qdq_float_seconds(const het_opt *o, int c, int qn,
   const het_optimize_int8 *x = o->int8;
   const het_graph *g = o->g;
   double t;
-  HET_TRY(x->estimate(x->ctx, g, c, &t));
+  HET_TRY(x->estimate(x->ctx, g, c, false, &t));
   *out = t;
-  HET_TRY(x->estimate(x->ctx, g, qn, &t));
+  HET_TRY(x->estimate(x->ctx, g, qn, false, &t));
   *out += t;
   const het_node *n = &g->nodes[c];
   for (int k = 0; k < n->n_inputs; k++) {
@@ -262,7 +262,7 @@ static het_status qdq_float_seconds(const het_opt *o, int c, int qn,
     if (d < 0 || het_opt_uses(o, v) != 1 ||
         qdq_const(g, het_node_input(&g->nodes[d], 0)))
       continue;
-    HET_TRY(x->estimate(x->ctx, g, d, &t));
+    HET_TRY(x->estimate(x->ctx, g, d, false, &t));
     *out += t;
   }
   return HET_OK;
@@ -282,17 +282,20 @@ static het_status qdq_pays(het_opt *o, int c, int qn, const char *domain,
   *fuse = rule != 0;
   if (rule >= 0 || !x || !x->estimate)
     return HET_OK;
-  het_optimize_island w = {.name = g->nodes[c].name};
+  het_optimize_island w = {.name = g->nodes[c].name, .graph = g, .node = c};
   w.unknown_dims = !qdq_node_known(g, &g->nodes[c]) ||
                    !qdq_node_known(g, &g->nodes[qn]);
   for (int i = 0; i < n_in; i++)
     w.unknown_dims |= !qdq_known(g, in[i]);
+  if (!o->weighing && x->prepare)
+    HET_TRY(x->prepare(x->ctx, g));
+  o->weighing = true;
   HET_TRY(qdq_float_seconds(o, c, qn, &w.float_seconds));
   het_node was = g->nodes[qn];
   int changes = o->changes;
   int opset = domain[0] ? 1 : (int)het_graph_opset(g, "");
   HET_TRY(het_opt_rewrite(o, qn, domain, opset, op, in, n_in, attrs, n_attrs));
-  het_status st = x->estimate(x->ctx, g, qn, &w.int8_seconds);
+  het_status st = x->estimate(x->ctx, g, qn, true, &w.int8_seconds);
   HET_TRY(het_opt_rewrite(o, qn, was.domain, was.opset, was.op_type,
                           was.inputs, was.n_inputs, was.attrs, was.n_attrs));
   o->changes = changes;
@@ -575,6 +578,7 @@ het_status het_opt_fuse_qdq(het_opt *o) {
   het_graph *g = o->g;
   if (het_graph_opset(g, "") < 10)
     return HET_OK;
+  o->weighing = false;
   for (int k = 0; k < o->n_nodes; k++) {
     int n = g->order[k];
     const het_node *node = &g->nodes[n];

@@ -75,19 +75,26 @@ het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats);
  * rule, int8[i] whether that precision is int8: an island follows its
  * operator's (the Conv, MatMul, Gemm or Add), else its QuantizeLinear's;
  * a rule decides without weighing.
- * estimate (NULL: no weighing) gives the seconds node of g would take
- * where the islands run; g is mid-rewrite (dead nodes still present, the
- * node maybe a probe of the fused operator in place of the
- * QuantizeLinear), so it may read only that node and its values.  Each
- * other island is weighed: its float form (the input DequantizeLinears
- * read only by it, the operator, the QuantizeLinear; the weight's
- * DequantizeLinear is folded, an activation fused) against the fused
- * operator; it stays float when that is cheaper (a tie fuses).  weighed
- * (may be NULL) hears each weighing (an island is weighed again in each
- * round it stays float).
+ * estimate (NULL: no weighing) gives the seconds node of g would take:
+ * fused, the fused operator where the int8 islands run; else the float
+ * node where it runs best (moving its values to and from that device
+ * included).  g is mid-rewrite (dead nodes still present, the node maybe
+ * a probe of the fused operator in place of the QuantizeLinear), so it
+ * may read only that node and its values.  prepare (may be NULL) is
+ * called with the graph once per pass, before its first weighing (node
+ * ids it sees stay valid for the pass; nodes added later have larger
+ * ones).
+ * Each other island is weighed: its float form (the input
+ * DequantizeLinears read only by it, the operator, the QuantizeLinear;
+ * the weight's DequantizeLinear is folded, an activation fused) against
+ * the fused operator; it stays float when that is cheaper (a tie fuses).
+ * weighed (may be NULL) hears each weighing (an island is weighed again
+ * in each round it stays float).
  * A fused operator takes the name of the operator it replaces. */
 typedef struct het_optimize_island {
   const char *name;     /* the operator's (Conv, MatMul, Gemm, Add) */
+  const het_graph *graph;
+  int node;             /* the operator, in graph as weighed */
   bool fused;
   double int8_seconds, float_seconds;
   bool unknown_dims;    /* a dim of the island was unknown (estimated as
@@ -99,7 +106,8 @@ typedef struct het_optimize_int8 {
   const char *const *names;
   const bool *int8;
   int n_names;
-  het_status (*estimate)(void *ctx, const het_graph *g, int node,
+  het_status (*prepare)(void *ctx, const het_graph *g);
+  het_status (*estimate)(void *ctx, const het_graph *g, int node, bool fused,
                          double *seconds);
   het_status (*weighed)(void *ctx, const het_optimize_island *island);
   void *ctx;

@@ -104,13 +104,15 @@ typedef struct het_explain_regime_choice {
 
 /* A QDQ island the optimizer weighed: its operator's name (a body's
  * with the body's path), whether it became the int8 operator, the
- * estimates of its int8 and float forms, and whether a dim was unknown
+ * estimates of its int8 and float forms (the float operator on the
+ * provider float_on, moves to it included), and whether a dim was unknown
  * (estimated as 1). */
 typedef struct het_explain_island {
   const char *name;
   bool fused;
   double int8_seconds, float_seconds;
   bool unknown_dims;
+  const char *float_on; /* the provider its float operator is estimated on */
 } het_explain_island;
 
 typedef struct het_explain {
@@ -156,9 +158,10 @@ typedef struct het_explain {
   het_explain_regime *regimes;
   int n_choices;
   het_explain_regime_choice *choices;
-  int n_islands;         /* QDQ islands weighed, on islands_by's estimates */
+  int n_islands;         /* QDQ islands weighed; their int8 form runs on
+                            islands_int8_on */
   const het_explain_island *islands;
-  const char *islands_by;
+  const char *islands_int8_on;
 } het_explain;
 
 /* Renders e as "text", "json", "dot", "html" or "rules" (the policy

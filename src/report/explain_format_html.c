@@ -195,11 +195,12 @@ static void html_devices(const het_explain *e, het_sbuf *b) {
 static void html_islands(const het_explain *e, het_sbuf *b) {
   if (!e->n_islands)
     return;
-  het_sbuf_puts(b, "<h2>QDQ islands weighed on ");
-  het_sbuf_html_text(b, e->islands_by);
-  het_sbuf_puts(b, "'s estimates</h2>\n<table class=\"sort\" id=\"islands\">"
+  het_sbuf_puts(b, "<h2>QDQ islands weighed (int8 on ");
+  het_sbuf_html_text(b, e->islands_int8_on);
+  het_sbuf_puts(b, ")</h2>\n<table class=\"sort\" id=\"islands\">"
                    "<thead><tr><th>name</th><th>precision</th><th>int8 "
-                   "estimate</th><th>float estimate</th><th>dims</th></tr>"
+                   "estimate</th><th>float estimate</th><th>float on</th>"
+                   "<th>dims</th></tr>"
                    "</thead><tbody>\n");
   for (int i = 0; i < e->n_islands; i++) {
     const het_explain_island *x = &e->islands[i];
@@ -208,6 +209,7 @@ static void html_islands(const het_explain *e, het_sbuf *b) {
     html_cell(b, x->fused ? "int8" : "float");
     html_seconds(b, x->int8_seconds);
     html_seconds(b, x->float_seconds);
+    html_cell(b, x->float_on);
     html_cell(b, x->unknown_dims ? "unknown, taken as 1" : "known");
     het_sbuf_puts(b, "</tr>\n");
   }

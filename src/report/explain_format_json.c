@@ -211,8 +211,8 @@ static void json_rules(const het_explain *e, het_sbuf *b) {
 }
 
 static void json_islands(const het_explain *e, het_sbuf *b) {
-  het_sbuf_puts(b, "  \"qdq_islands\": {\"estimated_by\":");
-  het_sbuf_json_str(b, e->islands_by);
+  het_sbuf_puts(b, "  \"qdq_islands\": {\"int8_on\":");
+  het_sbuf_json_str(b, e->islands_int8_on);
   het_sbuf_puts(b, ",\"islands\":[");
   for (int i = 0; i < e->n_islands; i++) {
     const het_explain_island *x = &e->islands[i];
@@ -224,6 +224,8 @@ static void json_islands(const het_explain *e, het_sbuf *b) {
     het_sbuf_json_num(b, x->int8_seconds);
     het_sbuf_puts(b, ",\"float_seconds\":");
     het_sbuf_json_num(b, x->float_seconds);
+    het_sbuf_puts(b, ",\"float_on\":");
+    het_sbuf_json_str(b, x->float_on);
     het_sbuf_printf(b, ",\"unknown_dims\":%s}",
                     x->unknown_dims ? "true" : "false");
   }

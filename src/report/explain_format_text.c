@@ -152,15 +152,15 @@ static void text_islands(const het_explain *e, het_sbuf *b) {
     unknown += e->islands[i].unknown_dims;
   }
   het_sbuf_printf(b,
-                  "\nQDQ islands weighed on %s's estimates (%d): %d int8, "
-                  "%d kept float (float form estimated cheaper)",
-                  or_dash(e->islands_by), e->n_islands, fused,
+                  "\nQDQ islands weighed (%d): %d int8 on %s, %d kept float "
+                  "(float form estimated cheaper)",
+                  e->n_islands, fused, or_dash(e->islands_int8_on),
                   e->n_islands - fused);
   if (unknown)
     het_sbuf_printf(b, "; %d weighed with unknown dims taken as 1 (marked ?)",
                     unknown);
-  het_sbuf_printf(b, "\n  %-9s  %10s  %10s  %s\n", "precision", "int8 est",
-                  "float est", "name");
+  het_sbuf_printf(b, "\n  %-9s  %10s  %10s  %-8s  %s\n", "precision",
+                  "int8 est", "float est", "float on", "name");
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < e->n_islands; i++) {
       const het_explain_island *x = &e->islands[i];
@@ -168,10 +168,10 @@ static void text_islands(const het_explain *e, het_sbuf *b) {
         continue;
       char t8[32], tf[32];
       het_sbuf_printf(
-          b, "  %-9s  %10s  %10s  %s%s\n", x->fused ? "int8" : "float",
+          b, "  %-9s  %10s  %10s  %-8s  %s%s\n", x->fused ? "int8" : "float",
           het_explain_fmt_seconds(t8, sizeof t8, x->int8_seconds),
           het_explain_fmt_seconds(tf, sizeof tf, x->float_seconds),
-          or_dash(x->name), x->unknown_dims ? " ?" : "");
+          or_dash(x->float_on), or_dash(x->name), x->unknown_dims ? " ?" : "");
     }
 }
 

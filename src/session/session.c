@@ -30,6 +30,7 @@ void het_session_destroy_impl(het_session *s) {
   het_policy_reports_destroy(s);
   free(s->warnings);
   free(s->islands);
+  free(s->island_claims);
   free(s->builds);
   het_graph_destroy(s->optimized);
   het_graph_destroy(s->graph);

@@ -198,11 +198,15 @@ struct het_session {
                                graph): what plans and regimes start from;
                                NULL in a regime's trial */
   het_session_options *options; /* a copy of the creation options */
-  /* The QDQ islands the optimizer weighed (het_optimize_int8.weighed),
-   * on islands_by's estimates; malloc'd, names in the arena. */
+  /* The QDQ islands the optimizer weighed (session_islands.c), the int8
+   * form run on islands_int8_on; malloc'd, names in the arena.
+   * island_claims: which provider claims which node of the graph being
+   * weighed (island_n nodes), malloc'd. */
   int n_islands, cap_islands;
   het_explain_island *islands;
-  const char *islands_by;
+  const char *islands_int8_on;
+  bool *island_claims;
+  int island_n;
   struct het_aot *aot;      /* session_aot.c: the plan the session was
                                loaded from (owned; its file holds the
                                graph's weights), or NULL */
@@ -396,6 +400,11 @@ void het_policy_reports_destroy(het_session *s);
  * decides), and the weighing of the other islands on the estimates of the
  * first CPU provider that has them (recorded in s->islands).  Names point
  * into g, the arrays into s's arena. */
+/* Sets out's weighing of QDQ islands (session_islands.c) for a graph of
+ * s whose report names start with prefix; nothing when s has no CPU
+ * provider with estimates. */
+het_status het_island_weighing(het_session *s, const char *prefix,
+                               het_optimize_int8 *out);
 het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
                                    const het_graph *g, const char *prefix,
                                    het_optimize_int8 *out);

@@ -317,7 +317,7 @@ static het_status het_explain_fill(const het_session *s, het_arena *a,
   e->warnings = (const char **)s->warnings;
   e->n_islands = s->n_islands;
   e->islands = s->islands;
-  e->islands_by = s->islands_by;
+  e->islands_int8_on = s->islands_int8_on;
   e->n_unknown = s->top.n_estimated_unknown;
   e->unknown_example = s->top.estimated_unknown_example;
   e->n_model_nodes = s->top.n_model_nodes;

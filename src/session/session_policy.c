@@ -8,7 +8,6 @@
  * Invariant: every constraint a rule adds is reported — in the node's
  * placed_by, in the rule's report, or in a warning — never silently lost.
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,79 +292,6 @@ static het_status het_last_precision_rules(const het_policy *p,
       if (matched[n])
         last[n] = i;
   }
-  return HET_OK;
-}
-
-/* What the optimizer's weighing of the islands of one graph needs. */
-typedef struct het_island_ctx {
-  het_session *s;
-  const het_ep *ep;   /* whose estimates */
-  const char *prefix; /* of the graph's report names */
-} het_island_ctx;
-
-static het_status het_island_estimate(void *ctx, const het_graph *g, int node,
-                                      double *seconds) {
-  const het_ep *ep = ((het_island_ctx *)ctx)->ep;
-  HET_TRY(ep->vt->estimate_cost(ep->state, g, node, seconds));
-  if (!isfinite(*seconds) || *seconds < 0)
-    *seconds = 0;
-  return HET_OK;
-}
-
-/* Records an island, replacing an earlier weighing of it. */
-static het_status het_island_weighed_add(void *ctx,
-                                         const het_optimize_island *w) {
-  het_island_ctx *x = ctx;
-  het_session *s = x->s;
-  char full[768];
-  snprintf(full, sizeof full, "%s%s", x->prefix, w->name);
-  int i = 0;
-  while (i < s->n_islands && strcmp(s->islands[i].name, full) != 0)
-    i++;
-  if (i == s->n_islands) {
-    if (s->n_islands == s->cap_islands) {
-      int cap = s->cap_islands ? 2 * s->cap_islands : 16;
-      het_explain_island *grown =
-          realloc(s->islands, (size_t)cap * sizeof *grown);
-      if (!grown)
-        return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
-      s->islands = grown;
-      s->cap_islands = cap;
-    }
-    const char *kept = het_arena_strdup(&s->arena, full);
-    if (!kept)
-      return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
-    s->n_islands++;
-    s->islands[i].name = kept;
-  }
-  het_explain_island *e = &s->islands[i];
-  e->fused = w->fused;
-  e->int8_seconds = w->int8_seconds;
-  e->float_seconds = w->float_seconds;
-  e->unknown_dims = w->unknown_dims;
-  return HET_OK;
-}
-
-/* The islands of g are weighed on the estimates of the session's first
- * CPU provider that has them (the CPU or INT8 provider, which run the
- * fused operators). */
-static het_status het_island_weighing(het_session *s, const char *prefix,
-                                      het_optimize_int8 *out) {
-  const het_ep *ep = NULL;
-  for (int i = 0; i < s->n_providers && !ep; i++)
-    if (s->providers[i].device->kind == HET_DEVICE_CPU &&
-        s->providers[i].vt->estimate_cost)
-      ep = &s->providers[i];
-  if (!ep)
-    return HET_OK;
-  het_island_ctx *x = het_arena_calloc(&s->arena, 1, sizeof *x);
-  if (!x)
-    return het_error(HET_ERR_OUT_OF_MEMORY, "session: out of memory");
-  *x = (het_island_ctx){.s = s, .ep = ep, .prefix = prefix};
-  s->islands_by = ep->vt->name;
-  out->estimate = het_island_estimate;
-  out->weighed = het_island_weighed_add;
-  out->ctx = x;
   return HET_OK;
 }
 
