@@ -355,9 +355,11 @@ def main():
                               ",".join(models)], capture_output=True, text=True).stdout
         gflop = parse_json_line(out) or {}
     fresh = None
-    if args.cache_dir or not os.environ.get("HETRT_CACHE_DIR"):
-        fresh = None if args.cache_dir else tempfile.mkdtemp(prefix="hetrt-bench-cache-")
-        os.environ["HETRT_CACHE_DIR"] = args.cache_dir or fresh
+    if args.cache_dir:
+        os.environ["HETRT_CACHE_DIR"] = args.cache_dir
+    elif not os.environ.get("HETRT_CACHE_DIR"):
+        fresh = tempfile.mkdtemp(prefix="hetrt-bench-cache-")
+        os.environ["HETRT_CACHE_DIR"] = fresh
     print("hetrt cache folder: %s" % os.environ["HETRT_CACHE_DIR"], file=sys.stderr)
     res = {}
     try:

@@ -25,12 +25,13 @@ static double het_quantity_prefix(const char **s) {
   return m;
 }
 
-/* rest is one of words (NULL-terminated), case-insensitively. */
-static bool het_quantity_word(const char *rest, const char *const *words) {
-  for (; *words; words++)
-    if (strcasecmp(rest, *words) == 0)
-      return true;
-  return false;
+/* The index of rest among words (NULL-terminated), case-insensitively;
+ * -1 when it is none of them. */
+static int het_quantity_word(const char *rest, const char *const *words) {
+  for (int k = 0; words[k]; k++)
+    if (strcasecmp(rest, words[k]) == 0)
+      return k;
+  return -1;
 }
 
 bool het_quantity_parse(const char *text, het_quantity_kind kind,
@@ -54,18 +55,17 @@ bool het_quantity_parse(const char *text, het_quantity_kind kind,
   while (*rest == ' ' || *rest == '\t')
     rest++;
   if (kind == HET_QUANTITY_SECONDS) {
-    for (int k = 0; seconds[k]; k++)
-      if (strcasecmp(rest, seconds[k]) == 0) {
-        *out = v * scale[k];
-        return true;
-      }
-    return false;
+    int k = het_quantity_word(rest, seconds);
+    if (k < 0)
+      return false;
+    *out = v * scale[k];
+    return true;
   }
   v *= het_quantity_prefix(&rest);
   const char *const *words = kind == HET_QUANTITY_BYTES       ? bytes
                              : kind == HET_QUANTITY_BYTE_RATE ? rates
                                                               : flops;
-  if (!het_quantity_word(rest, words) || !isfinite(v))
+  if (het_quantity_word(rest, words) < 0 || !isfinite(v))
     return false;
   *out = v;
   return true;

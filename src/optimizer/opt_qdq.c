@@ -548,7 +548,6 @@ static het_status qdq_try(het_opt *o, int qn) {
                    conv ? op->n_attrs : 0, &fuse));
   if (!fuse)
     return HET_OK;
-  op = &g->nodes[c];
   if (bf)
     HET_TRY(qdq_bias_quantize(o, bf, xs, ws, &in[8]));
   if (in[2] < 0)

@@ -394,17 +394,17 @@ het_status het_options_set_policy(het_session_options *o, const char *text,
 het_status het_options_load_policy(het_session_options *o, const char *path);
 /* Frees the rule reports' node lists. */
 void het_policy_reports_destroy(het_session *s);
-/* The int8 choices the optimizer makes for graph g (a body's report
- * names start with prefix): option int8=off, and each node's precision
- * from the policy's rules (the last precision rule that matches a node
- * decides), and the weighing of the other islands on the estimates of the
- * first CPU provider that has them (recorded in s->islands).  Names point
- * into g, the arrays into s's arena. */
 /* Sets out's weighing of QDQ islands (session_islands.c) for a graph of
  * s whose report names start with prefix; nothing when s has no CPU
  * provider with estimates. */
 het_status het_island_weighing(het_session *s, const char *prefix,
                                het_optimize_int8 *out);
+/* The int8 choices the optimizer makes for graph g (a body's report
+ * names start with prefix): option int8=off, each node's precision from
+ * the policy's rules (the last precision rule that matches a node
+ * decides), and the weighing of the other islands (het_island_weighing,
+ * recorded in s->islands).  Names point into g, the arrays into s's
+ * arena. */
 het_status het_policy_int8_choices(het_session *s, const het_session_options *o,
                                    const het_graph *g, const char *prefix,
                                    het_optimize_int8 *out);

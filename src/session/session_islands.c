@@ -88,22 +88,22 @@ static het_status het_island_on(const het_session *s, int p,
 static het_status het_island_best(const het_island_ctx *x, const het_graph *g,
                                   int node, int *best, double *seconds) {
   const het_session *s = x->s;
-  *best = x->int8_ep;
-  HET_TRY(het_island_on(s, x->int8_ep, g, node, seconds));
-  bool any = false;
+  *best = -1;
   for (int p = 0; node < s->island_n && p < s->n_providers; p++) {
     if (!s->island_claims[(size_t)p * (size_t)s->island_n + (size_t)node])
       continue;
     double t;
     HET_TRY(het_island_on(s, p, g, node, &t));
     t += het_island_moves(s, p, g, &g->nodes[node]);
-    if (!any || t < *seconds) {
+    if (*best < 0 || t < *seconds) {
       *best = p;
       *seconds = t;
     }
-    any = true;
   }
-  return HET_OK;
+  if (*best >= 0)
+    return HET_OK;
+  *best = x->int8_ep;
+  return het_island_on(s, x->int8_ep, g, node, seconds);
 }
 
 static het_status het_island_estimate(void *ctx, const het_graph *g, int node,

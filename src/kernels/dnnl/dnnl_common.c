@@ -231,17 +231,28 @@ bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
                           const void *from, const dnnl_memory_desc_t *tmd,
                           void *to) {
   dnnl_engine_t eng = het_dnnl_engine();
-  dnnl_memory_t a = NULL, b = NULL;
   het_dnnl_tls *t = het_dnnl_tls_get();
-  dnnl_stream_t s = t ? t->stream : NULL;
-  bool ok = s &&
-            dnnl_memory_create(&a, fmd, eng, (void *)from) == dnnl_success &&
-            dnnl_memory_create(&b, tmd, eng, to) == dnnl_success;
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, a}, {DNNL_ARG_TO, b}};
-  ok = ok && dnnl_primitive_execute(r, s, 2, args) == dnnl_success &&
-       dnnl_stream_wait(s) == dnnl_success;
-  dnnl_memory_destroy(a);
-  dnnl_memory_destroy(b);
+  const_dnnl_primitive_desc_t pd = NULL;
+  bool ok = t && dnnl_primitive_get_primitive_desc(r, &pd) == dnnl_success;
+  /* zero-size unless r was made in user scratchpad mode */
+  const dnnl_memory_desc_t *smd =
+      ok ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)
+         : NULL;
+  size_t ns = smd ? dnnl_memory_desc_get_size(smd) : 0;
+  void *scratch = ns ? het_dnnl_buf_get(&t->scratch, ns) : NULL;
+  dnnl_memory_t m[3] = {NULL, NULL, NULL};
+  ok = ok && (!ns || scratch) &&
+       dnnl_memory_create(&m[0], fmd, eng, (void *)from) == dnnl_success &&
+       dnnl_memory_create(&m[1], tmd, eng, to) == dnnl_success &&
+       (!ns || dnnl_memory_create(&m[2], smd, eng, scratch) == dnnl_success);
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m[0]},
+                             {DNNL_ARG_TO, m[1]},
+                             {DNNL_ARG_SCRATCHPAD, m[2]}};
+  ok = ok && dnnl_primitive_execute(r, t->stream, ns ? 3 : 2, args) ==
+                 dnnl_success &&
+       dnnl_stream_wait(t->stream) == dnnl_success;
+  for (int i = 0; i < 3; i++)
+    dnnl_memory_destroy(m[i]);
   return ok;
 }
 
@@ -275,38 +286,21 @@ het_status het_dnnl_stage_src(dnnl_primitive_t r,
   return HET_OK;
 }
 
-/* A one-off reorder (weights into a primitive's layout): its scratchpad
- * (a Winograd weight transform's is megabytes) is the thread's, reused,
- * instead of fresh memory from oneDNN on every call. */
+/* A one-off reorder (weights into a primitive's layout), made in user
+ * scratchpad mode so that het_dnnl_reorder_run gives it the thread's
+ * reused scratchpad: a Winograd weight transform's is megabytes, which
+ * oneDNN would otherwise allocate afresh on every call. */
 bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
                       const dnnl_memory_desc_t *tmd, void *to) {
   dnnl_engine_t eng = het_dnnl_engine();
-  het_dnnl_tls *t = het_dnnl_tls_get();
   dnnl_primitive_attr_t attr = het_dnnl_scratch_attr();
   dnnl_primitive_desc_t rpd = NULL;
   dnnl_primitive_t r = NULL;
-  dnnl_memory_t m[3] = {NULL, NULL, NULL};
-  bool ok = t && attr &&
+  bool ok = attr &&
             dnnl_reorder_primitive_desc_create(&rpd, fmd, eng, tmd, eng,
                                                attr) == dnnl_success &&
-            dnnl_primitive_create(&r, rpd) == dnnl_success;
-  dnnl_memory_desc_t smd;
-  if (ok)
-    het_dnnl_query_md(rpd, dnnl_query_scratchpad_md, 0, &smd);
-  size_t ns = ok ? dnnl_memory_desc_get_size(&smd) : 0;
-  void *scratch = ns ? het_dnnl_buf_get(&t->scratch, ns) : NULL;
-  ok = ok && (!ns || scratch) &&
-       dnnl_memory_create(&m[0], fmd, eng, (void *)from) == dnnl_success &&
-       dnnl_memory_create(&m[1], tmd, eng, to) == dnnl_success &&
-       (!ns || dnnl_memory_create(&m[2], &smd, eng, scratch) == dnnl_success);
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m[0]},
-                             {DNNL_ARG_TO, m[1]},
-                             {DNNL_ARG_SCRATCHPAD, m[2]}};
-  ok = ok && dnnl_primitive_execute(r, t->stream, ns ? 3 : 2, args) ==
-                 dnnl_success &&
-       dnnl_stream_wait(t->stream) == dnnl_success;
-  for (int i = 0; i < 3; i++)
-    dnnl_memory_destroy(m[i]);
+            dnnl_primitive_create(&r, rpd) == dnnl_success &&
+            het_dnnl_reorder_run(r, fmd, from, tmd, to);
   dnnl_primitive_destroy(r);
   dnnl_primitive_desc_destroy(rpd);
   dnnl_primitive_attr_destroy(attr);

@@ -76,7 +76,8 @@ bool het_dnnl_oom_take(void);
 #define HET_DNNL_STAGE_SLOTS 2
 void *het_dnnl_stage(int slot, size_t n);
 
-/* Runs the reorder primitive r from (fmd, from) to (tmd, to). */
+/* Runs the reorder primitive r from (fmd, from) to (tmd, to); one made
+ * in user scratchpad mode gets the thread's scratchpad. */
 bool het_dnnl_reorder_run(dnnl_primitive_t r, const dnnl_memory_desc_t *fmd,
                           const void *from, const dnnl_memory_desc_t *tmd,
                           void *to);
