@@ -321,6 +321,23 @@ START_TEST(test_conv_algo_sessions) {
 }
 END_TEST
 
+#define STRIDED HETRT_TEST_DATA "/optimizer/strided_1x1"
+
+/* gen_strided_1x1.py: 1x1 Convs with strides (2, 2), with a residual, and
+ * (3, 2) on a channels-last activation agree with torch in both layouts
+ * and at both ends of the optimization levels. */
+START_TEST(test_strided_1x1_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *levels[] = {"none", "all"};
+  for (int i = 0; i < 2; i++) {
+    opt_session_case(env, STRIDED, levels[i], "auto", NULL);
+    opt_session_case(env, STRIDED, levels[i], "nchw", NULL);
+  }
+  het_env_destroy(env);
+}
+END_TEST
+
 #ifdef HETRT_HAVE_DNNL
 /* conv1 (3x3, stride 1, 12 -> 20 channels, Relu fused) prepared with
  * prep, run on x into a new y (caller owns); *impl = oneDNN's
@@ -560,6 +577,65 @@ START_TEST(test_conv_choice_remembered) {
   drop_cache(dir);
 }
 END_TEST
+/* The Conv 'odd' (1x1, strides 3 and 2) of the strided case on x [2, 8,
+ * 13, 11] (run_odd: caller owns the result): NHWC in and out (gathered:
+ * unit stride on the picked pixels) and plain NCHW (oneDNN's own strided
+ * kernel) agree. */
+static het_tensor *run_odd(const het_graph *g, bool nhwc, const float *x,
+                           bool *gathered) {
+  const het_node *n = &g->nodes[node_named(g, "odd")];
+  het_kernel_prep prep = {.nhwc_in = nhwc, .nhwc_out = nhwc,
+                          .conv_algo = HET_CONV_ALGO_DIRECT};
+  void *state = NULL;
+  ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
+                "%s", het_last_error());
+  int64_t xd[4] = {2, 8, 13, 11}, yd[4] = {2, 5, 5, 6};
+  het_tensor *xt = NULL, *y = NULL;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &xt),
+                   HET_OK);
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &y),
+                   HET_OK);
+  memcpy(xt->data, x, xt->nbytes);
+  het_tensor *in[2] = {xt, g->values[het_node_input(n, 1)].initializer};
+  het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = 2,
+                        .inputs = in, .n_outputs = 1, .outputs = &y,
+                        .state = state, .threads = 1, .nhwc_in = nhwc,
+                        .nhwc_out = nhwc};
+  ck_assert_msg(het_lk_conv_run(&ctx) == HET_OK, "%s", het_last_error());
+  *gathered = het_dnnl_conv_gathered(state);
+  het_dnnl_state_destroy(state);
+  het_tensor_destroy(xt);
+  return y;
+}
+
+START_TEST(test_strided_1x1_gathered) {
+  het_graph *g = load_model(STRIDED "/model.onnx");
+  enum { N = 2, C = 8, H = 13, W = 11, M = 5, OH = 5, OW = 6 };
+  static float x[N * C * H * W], xl[N * C * H * W];
+  fill_pattern(x, N * C * H * W);
+  for (int n = 0; n < N; n++) /* NCHW -> NHWC */
+    for (int c = 0; c < C; c++)
+      for (int i = 0; i < H * W; i++)
+        xl[(n * H * W + i) * C + c] = x[(n * C + c) * H * W + i];
+  bool gathered_plain, gathered_nhwc;
+  het_tensor *yp = run_odd(g, false, x, &gathered_plain);
+  het_tensor *yl = run_odd(g, true, xl, &gathered_nhwc);
+  ck_assert(!gathered_plain && gathered_nhwc);
+  const float *p = yp->data, *l = yl->data;
+  for (int n = 0; n < N; n++)
+    for (int m = 0; m < M; m++)
+      for (int i = 0; i < OH * OW; i++) {
+        float a = p[(n * M + m) * OH * OW + i];
+        float b = l[(n * OH * OW + i) * M + m];
+        ck_assert_msg(fabsf(a - b) <= 1e-5f * (1 + fabsf(a)),
+                      "n %d m %d pixel %d: %g vs %g", n, m, i, a, b);
+      }
+  het_tensor_destroy(yp);
+  het_tensor_destroy(yl);
+  het_graph_destroy(g);
+}
+END_TEST
+
 #endif
 
 /* A 3-channel NCHW graph input read by an NHWC Conv primitive: the
@@ -815,7 +891,9 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_winograd_candidates);
   tcase_add_test(core, test_bf16_precision);
   tcase_add_test(core, test_conv_choice_remembered);
+  tcase_add_test(core, test_strided_1x1_gathered);
 #endif
+  tcase_add_test(core, test_strided_1x1_sessions);
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);
   tcase_add_test(core, test_plan_qdq_chain);

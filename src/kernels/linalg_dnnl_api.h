@@ -37,6 +37,9 @@ const char *het_dnnl_conv_impl(const void *state);
 /* How many primitives the node's first one was chosen from (direct plus
  * the Winograd kernels tried; cpu.conv_algo), 0 without one; for tests. */
 int het_dnnl_conv_candidates(const void *state);
+/* True when the node's first primitive is a strided 1x1 Conv run at unit
+ * stride on the gathered pixels of an NHWC X; for tests. */
+bool het_dnnl_conv_gathered(const void *state);
 /* True when the Conv/FusedConv node runs on oneDNN (float32, constant
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);

@@ -73,7 +73,7 @@ bool het_dnnl_oom_take(void);
 /* This thread's staging buffer number slot (0 .. HET_DNNL_STAGE_SLOTS-1),
  * 64-byte aligned, of at least n bytes: valid until the next call for that
  * slot on this thread.  NULL when out of memory. */
-#define HET_DNNL_STAGE_SLOTS 2
+#define HET_DNNL_STAGE_SLOTS 3
 void *het_dnnl_stage(int slot, size_t n);
 
 /* Runs the reorder primitive r from (fmd, from) to (tmd, to); one made
