@@ -2,22 +2,29 @@
 // session creation, then warm-up and timed runs on random inputs of the
 // model's input shapes (symbolic dims -> 1).  Prints one JSON line:
 // {"median_ms", "min_ms", "session_create_ms", "runs", "threads", "ort"}.
+// --profile PREFIX: ORT's own per-node profile of the warm-up and timed
+// runs goes to PREFIX_<date>.json (ORT's naming).
 // Usage: node ort_bench.js MODEL.onnx [--threads N] [--warmup W] [--runs R]
+//        [--profile PREFIX]
 'use strict';
 const ort = require('onnxruntime-node');
 const {timeRuns} = require('./ort_time.js');
 
 function parseArgs(argv) {
-  const a = {model: null, threads: 1, warmup: 3, runs: 20};
+  const a = {model: null, threads: 1, warmup: 3, runs: 20, profile: null};
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     if (k === '--threads') a.threads = parseInt(argv[++i], 10);
     else if (k === '--warmup') a.warmup = parseInt(argv[++i], 10);
     else if (k === '--runs') a.runs = parseInt(argv[++i], 10);
+    else if (k === '--profile') a.profile = argv[++i];
     else if (!a.model) a.model = k;
     else throw new Error('unexpected argument ' + k);
   }
-  if (!a.model) throw new Error('usage: node ort_bench.js MODEL.onnx [--threads N] [--warmup W] [--runs R]');
+  if (!a.model) {
+    throw new Error('usage: node ort_bench.js MODEL.onnx [--threads N] [--warmup W] [--runs R] ' +
+                    '[--profile PREFIX]');
+  }
   return a;
 }
 
@@ -47,14 +54,20 @@ async function main() {
     intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: 'all', executionProviders: ['cpu'],
   };
+  if (a.profile) {
+    opts.enableProfiling = true;
+    opts.profileFilePrefix = a.profile;
+  }
   const t0 = process.hrtime.bigint();
   const s = await ort.InferenceSession.create(a.model, opts);
   const createMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const feeds = {};
   for (const meta of s.inputMetadata) feeds[meta.name] = randomTensor(meta);
   const t = await timeRuns(s, feeds, a.warmup, a.runs);
-  console.log(JSON.stringify({median_ms: t.median_ms, min_ms: t.min_ms, session_create_ms: createMs,
-                              runs: t.runs, threads: a.threads, ort: ort.env.versions.common}));
+  const out = {median_ms: t.median_ms, min_ms: t.min_ms, session_create_ms: createMs,
+               runs: t.runs, threads: a.threads, ort: ort.env.versions.common};
+  if (a.profile) await s.endProfiling();
+  console.log(JSON.stringify(out));
 }
 
 main().catch((e) => { console.error('ort_bench: ' + (e && e.stack ? e.stack : e)); process.exit(1); });
