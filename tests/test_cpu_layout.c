@@ -577,6 +577,7 @@ START_TEST(test_conv_choice_remembered) {
   drop_cache(dir);
 }
 END_TEST
+
 /* The Conv 'odd' (1x1, strides 3 and 2) of the strided case on x [2, 8,
  * 13, 11] (run_odd: caller owns the result): NHWC in and out (gathered:
  * unit stride on the picked pixels) and plain NCHW (oneDNN's own strided
