@@ -9,7 +9,7 @@ median, the largest differences first.
 
 ORT renames what its optimizer fuses: a Conv with its Relu, Clip or Add
 is named after an output value (`<value>_nchwc` in NCHWc layout, or the
-last fused node's name).  Such a name is traced back through the model to
+last fused node's name), a QDQ group after its operator (`<name>_token_K`).  Such a name is traced back through the model to
 the Conv (or pool) that starts the fused group, which is the name hetrt
 keeps for its own fused node; hetrt's split parts (`NAME_part0`, ...) are
 summed under NAME.  Rows that match on neither side are listed apart.
@@ -76,6 +76,7 @@ def ort_times(args, path, cpus):
 
 def origin(name, nodes, producer):
     """The model node an ORT node name stands for (None when unknown)."""
+    name = re.sub(r"_token_\d+$", "", name)
     if name in nodes:
         n = nodes[name]
     else:
