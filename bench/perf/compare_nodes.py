@@ -11,7 +11,7 @@ ORT renames what its optimizer fuses: a Conv with its Relu, Clip or Add
 is named after an output value (`<value>_nchwc` in NCHWc layout, or the
 last fused node's name), a QDQ group after its operator (`<name>_token_K`).  Such a name is traced back through the model to
 the Conv (or pool) that starts the fused group, which is the name hetrt
-keeps for its own fused node; hetrt's split parts (`NAME_part0`, ...) are
+keeps for its own fused node (a name ORT kept is taken as it is); hetrt's split parts (`NAME_part0`, ...) are
 summed under NAME.  Rows that match on neither side are listed apart.
 Profiling costs ORT a few microseconds per node, so its per-node times
 sum to more than its run time: compare rows, and the totals only roughly.
@@ -77,14 +77,12 @@ def ort_times(args, path, cpus):
 def origin(name, nodes, producer):
     """The model node an ORT node name stands for (None when unknown)."""
     name = re.sub(r"_token_\d+$", "", name)
-    if name in nodes:
-        n = nodes[name]
-    else:
-        v = re.sub(r"_nchwc$", "", name)
-        n = producer.get(v)
-        if n is None:
-            return None
-    # walk back over folded ops to the node that starts the group
+    if name in nodes:  # a node ORT kept (or a QDQ group named after it)
+        return name
+    n = producer.get(re.sub(r"_nchwc$", "", name))
+    if n is None:
+        return None
+    # named after a value: walk back over the ops folded into the group
     while n.op_type in FOLDED:
         ups = [producer[i] for i in n.input if i in producer]
         if not ups:
