@@ -164,9 +164,11 @@ END_TEST
 /* tests/data/optimizer/dw_chain (gen_dw_chain.py): oneDNN takes the
  * depthwise Conv and the block is NHWC; if oneDNN refused it, the direct
  * kernel's NHWC path keeps the block NHWC (limit NO_STATE), and only a
- * second refusal makes it NCHW. */
+ * second refusal makes it NCHW.  Optimized at level extended: at all the
+ * pair would be one hetrt.FusedConvDw (opt_conv_dw.c). */
 START_TEST(test_plan_depthwise_back_off) {
-  het_graph *g = load_model(HETRT_TEST_DATA "/optimizer/dw_chain/model.onnx");
+  het_graph *g = opt_load_model(HETRT_TEST_DATA "/optimizer/dw_chain/model.onnx",
+                                HET_OPT_EXTENDED, NULL);
   int dw = node_named(g, "dw"), expand = node_named(g, "expand");
   uint8_t limit[8] = {0};
   int at = -1;
@@ -334,6 +336,23 @@ START_TEST(test_strided_1x1_sessions) {
     opt_session_case(env, STRIDED, levels[i], "auto", NULL);
     opt_session_case(env, STRIDED, levels[i], "nchw", NULL);
   }
+  het_env_destroy(env);
+}
+END_TEST
+
+/* gen_conv_dw.py's conv_dw: the 1x1 + depthwise pairs (fused at level
+ * all: strides, asymmetric pads, no biases, clamps) agree with torch in
+ * both layouts, unfused and fused, on one and two threads. */
+START_TEST(test_conv_dw_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *dir = HETRT_TEST_DATA "/optimizer/conv_dw";
+  const char *levels[] = {"none", "all"};
+  for (int i = 0; i < 2; i++)
+    for (int t = 1; t <= 2; t++) {
+      opt_session_case_threads(env, dir, levels[i], "auto", NULL, t);
+      opt_session_case_threads(env, dir, levels[i], "nchw", NULL, t);
+    }
   het_env_destroy(env);
 }
 END_TEST
@@ -637,6 +656,106 @@ START_TEST(test_strided_1x1_gathered) {
 }
 END_TEST
 
+
+#define CONV_DW_BANDS HETRT_TEST_DATA "/optimizer/conv_dw_bands"
+
+/* FusedConvDw node name of conv_dw_bands on x [2, 8, 37, 97] (NCHW) into
+ * a new y of dims yd (caller owns): oneDNN channels-last (nhwc: x and y
+ * converted here) prepared with an L2 of l2 bytes on threads, or the
+ * generic plain path; prims: the primitives built for the 1x1 half, the
+ * depthwise half on bands and on whole images. */
+static het_tensor *run_conv_dw(const het_graph *g, const char *name,
+                               const float *x, const int64_t *yd, bool nhwc,
+                               long l2, int threads, int prims[3]) {
+  enum { N = 2, C = 8, H = 37, W = 97 };
+  const het_node *n = &g->nodes[node_named(g, name)];
+  ck_assert_str_eq(n->op_type, "FusedConvDw");
+  het_kernel_prep prep = {.nhwc_in = nhwc, .nhwc_out = nhwc,
+                          .conv_algo = HET_CONV_ALGO_DIRECT,
+                          .threads = threads, .cache_l2 = l2};
+  void *state = NULL;
+  if (nhwc)
+    ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
+                  "%s", het_last_error());
+  int64_t xd[4] = {N, C, H, W};
+  het_tensor *xt = NULL, *y = NULL, *yp = NULL;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &xt),
+                   HET_OK);
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &y),
+                   HET_OK);
+  float *xl = xt->data;
+  for (int b = 0; b < N; b++) /* NCHW -> NHWC */
+    for (int c = 0; c < C; c++)
+      for (int i = 0; i < H * W; i++)
+        xl[nhwc ? (b * H * W + i) * C + c : (b * C + c) * H * W + i] =
+            x[(b * C + c) * H * W + i];
+  het_tensor *in[5];
+  for (int i = 0; i < n->n_inputs; i++)
+    in[i] = i == 0 ? xt : g->values[het_node_input(n, i)].initializer;
+  het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = n->n_inputs,
+                        .inputs = in, .n_outputs = 1, .outputs = &y,
+                        .state = state, .threads = threads,
+                        .nhwc_in = nhwc, .nhwc_out = nhwc};
+  ck_assert_msg(het_lk_conv_dw_fused_run(&ctx) == HET_OK, "%s",
+                het_last_error());
+  for (int i = 0; i < 3; i++)
+    prims[i] = het_dnnl_convdw_entries(state, i);
+  het_dnnl_state_destroy(state);
+  het_tensor_destroy(xt);
+  if (!nhwc)
+    return y;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &yp),
+                   HET_OK);
+  int64_t m = yd[1], hw = yd[2] * yd[3];
+  const float *l = y->data;
+  float *p = yp->data;
+  for (int64_t b = 0; b < yd[0]; b++) /* NHWC -> NCHW */
+    for (int64_t c = 0; c < m; c++)
+      for (int64_t i = 0; i < hw; i++)
+        p[(b * m + c) * hw + i] = l[(b * hw + i) * m + c];
+  het_tensor_destroy(y);
+  return yp;
+}
+
+/* The fused 1x1 + depthwise pairs of conv_dw_bands (depthwise 3x3 stride
+ * 1 and 2, pads 1; 5x5 strides (2, 1), asymmetric pads) on batch 2: band by band (an L2 of 64 KiB: several
+ * bands of 512 KiB and a shorter last one), and whole on two threads or
+ * with a large L2, agree with the generic plain path (the two halves as
+ * im2col and direct depthwise Convs). */
+START_TEST(test_conv_dw_bands) {
+  het_graph *g = load_model(CONV_DW_BANDS "/model.onnx");
+  static float x[2 * 8 * 37 * 97];
+  fill_pattern(x, 2 * 8 * 37 * 97);
+  const char *names[3] = {"p1_expand", "p2_expand", "p3_expand"};
+  const int64_t yd[3][4] = {
+      {2, 64, 37, 97}, {2, 64, 19, 49}, {2, 64, 18, 96}};
+  const struct {
+    long l2;
+    int threads;
+    bool bands;
+  } modes[3] = {{64 << 10, 1, true}, {64 << 10, 2, false}, {64 << 20, 1, false}};
+  for (int k = 0; k < 3; k++) {
+    int p[3];
+    het_tensor *ref = run_conv_dw(g, names[k], x, yd[k], false, 0, 1, p);
+    for (int i = 0; i < 3; i++) {
+      het_tensor *y = run_conv_dw(g, names[k], x, yd[k], true, modes[i].l2,
+                                  modes[i].threads, p);
+      /* bands: several 1x1 row counts (the first band's, the next ones') */
+      ck_assert_msg(modes[i].bands ? p[0] >= 2 && p[1] >= 1 && p[2] == 0
+                                   : p[1] == 0 && p[2] >= 1,
+                    "%s mode %d: %d 1x1, %d band and %d whole primitives",
+                    names[k], i, p[0], p[1], p[2]);
+      char msg[256];
+      ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
+                    "%s mode %d: %s", names[k], i, msg);
+      het_tensor_destroy(y);
+    }
+    het_tensor_destroy(ref);
+  }
+  het_graph_destroy(g);
+}
+END_TEST
+
 #endif
 
 /* A 3-channel NCHW graph input read by an NHWC Conv primitive: the
@@ -893,8 +1012,10 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_bf16_precision);
   tcase_add_test(core, test_conv_choice_remembered);
   tcase_add_test(core, test_strided_1x1_gathered);
+  tcase_add_test(core, test_conv_dw_bands);
 #endif
   tcase_add_test(core, test_strided_1x1_sessions);
+  tcase_add_test(core, test_conv_dw_sessions);
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);
   tcase_add_test(core, test_plan_qdq_chain);

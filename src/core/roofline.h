@@ -15,7 +15,9 @@ double het_roofline_value_bytes(const het_graph *g, int v);
 
 /* Work of one node from its (load-time) shapes; unknown dims count as 1.
  * flops: multiply-adds count 2 (Conv and hetrt.FusedConv
- * 2*N*Cout*OH*OW*Cin/group*KH*KW, ConvTranspose 2*N*Cin*H*W*Cout/group*KH*KW,
+ * 2*N*Cout*OH*OW*Cin/group*KH*KW, hetrt.FusedConvDw 2*N*Cin*H*W*M for
+ * its 1x1 half plus 2*N*M*OH*OW*KH*KW, ConvTranspose
+ * 2*N*Cin*H*W*Cout/group*KH*KW,
  * MatMul/Gemm/hetrt.FusedMatMul 2*M*N*K batched, hetrt.Attention
  * scores*(2*D + 2*E + 5), pooling out*kernel, elementwise out, reductions
  * in, Softmax/norms (hetrt.LayerNorm too) ~5 per element, exp-, log- and

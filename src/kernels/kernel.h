@@ -67,6 +67,8 @@ typedef struct het_kernel_prep {
   bool bf16; /* cpu.precision=bf16: float32 Convs and MatMuls on oneDNN
                 take bfloat16 inputs and weights, accumulate and write
                 float32 */
+  int threads; /* the threads runs will have (0: unknown, as 1) */
+  long cache_l2; /* bytes of L2 cache kernels plan for (0: the CPU's) */
 } het_kernel_prep;
 
 /* Receives one prepared weight (het_kernel.state_weights). */

@@ -339,6 +339,116 @@ het_status het_lk_conv_run(het_kernel_ctx *ctx) {
   return het_lk_conv_act(ctx);
 }
 
+void het_lk_dw_half_init(const het_node *fused, int64_t m, bool band,
+                         het_lk_dw_half *d) {
+  int64_t st[2] = {1, 1}, pads[4] = {0};
+  het_conv_dw_attrs(fused, st, pads); /* checked by shape inference */
+  const het_attr *lo = het_node_find_attr(fused, "hetrt_dw_act_min");
+  const het_attr *hi = het_node_find_attr(fused, "hetrt_dw_act_max");
+  memset(d, 0, sizeof *d);
+  memcpy(d->ints, st, sizeof st);
+  memcpy(d->ints + 2, pads, sizeof pads);
+  if (band)
+    d->ints[2] = d->ints[4] = 0;
+  int n = 0;
+  d->attrs[n++] = (het_attr){.name = "group", .type = HET_ATTR_INT, .i = m};
+  d->attrs[n++] = (het_attr){.name = "strides", .type = HET_ATTR_INTS,
+                             .n = 2, .ints = d->ints};
+  d->attrs[n++] = (het_attr){.name = "pads", .type = HET_ATTR_INTS, .n = 4,
+                             .ints = d->ints + 2};
+  if (lo && hi) {
+    d->attrs[n++] = (het_attr){.name = "hetrt_act_min",
+                               .type = HET_ATTR_FLOAT, .f = lo->f};
+    d->attrs[n++] = (het_attr){.name = "hetrt_act_max",
+                               .type = HET_ATTR_FLOAT, .f = hi->f};
+  }
+  d->inputs[0] = het_node_input(fused, 0);
+  d->inputs[1] = het_node_input(fused, 3);
+  d->inputs[2] = het_node_input(fused, 4);
+  d->node = (het_node){.name = fused->name, .op_type = "Conv", .domain = "",
+                       .opset = fused->opset, .inputs = d->inputs,
+                       .n_inputs = d->inputs[2] >= 0 ? 3 : 2,
+                       .attrs = d->attrs, .n_attrs = n};
+}
+
+/* FusedConvDw's two halves as kernel contexts of their own: one (the 1x1
+ * half, the node's own attributes) writes mid, dw (on d) reads it. */
+static void conv_dw_halves(const het_kernel_ctx *ctx, het_tensor *mid,
+                           het_tensor **mid_p, het_tensor *dw_in[3],
+                           het_lk_dw_half *d, het_kernel_ctx *one,
+                           het_kernel_ctx *dw) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  *mid = (het_tensor){.dtype = x->dtype, .rank = 4,
+                      .dims = {x->dims[0], w->dims[0], x->dims[2], x->dims[3]}};
+  mid->nbytes = (size_t)het_tensor_count(mid) * het_dtype_size(x->dtype);
+  *mid_p = mid;
+  het_lk_dw_half_init(ctx->node, w->dims[0], false, d);
+  *one = *ctx;
+  one->n_inputs = 3;
+  one->outputs = mid_p;
+  one->n_outputs = 1;
+  one->state = NULL;
+  dw_in[0] = mid;
+  dw_in[1] = ctx->inputs[3];
+  dw_in[2] = ctx->n_inputs > 4 ? ctx->inputs[4] : NULL;
+  *dw = *ctx;
+  dw->node = &d->node;
+  dw->n_inputs = 3;
+  dw->inputs = dw_in;
+  dw->state = NULL;
+}
+
+/* FusedConvDw's inputs as the generic path needs them. */
+static bool conv_dw_shapes_ok(const het_kernel_ctx *ctx) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  return x && w && ctx->n_inputs > 3 && ctx->inputs[3] && x->rank == 4 &&
+         w->rank == 4 && ctx->inputs[3]->rank == 4;
+}
+
+size_t het_lk_conv_dw_fused_scratch(const het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state)
+    return het_dnnl_scratch(ctx); /* its band or whole-output buffer */
+#endif
+  if (!conv_dw_shapes_ok(ctx))
+    return 0; /* the run reports it */
+  het_tensor mid, *mid_p, *dw_in[3];
+  het_lk_dw_half d;
+  het_kernel_ctx one, dw;
+  conv_dw_halves(ctx, &mid, &mid_p, dw_in, &d, &one, &dw);
+  size_t a = het_lk_conv_scratch(&one), b = het_lk_conv_scratch(&dw);
+  return ((mid.nbytes + 63) & ~(size_t)63) + (a > b ? a : b);
+}
+
+het_status het_lk_conv_dw_fused_run(het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    bool done = false;
+    HET_TRY(het_dnnl_conv_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
+  if (ctx->nhwc_in || ctx->nhwc_out)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL,
+                       "no FusedConvDw path for the NHWC layout it was given");
+  if (!conv_dw_shapes_ok(ctx))
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "FusedConvDw takes rank-4 X, W and depthwise weights");
+  het_tensor mid, *mid_p, *dw_in[3];
+  het_lk_dw_half d;
+  het_kernel_ctx one, dw;
+  conv_dw_halves(ctx, &mid, &mid_p, dw_in, &d, &one, &dw);
+  HET_TRY(het_kernel_take(ctx, mid.nbytes, &mid.data));
+  /* the halves take their scratch after mid's */
+  one.scratch_used = dw.scratch_used = ctx->scratch_used;
+  het_status st = het_lk_conv_run(&one);
+  if (st == HET_OK)
+    st = het_lk_conv_run(&dw);
+  het_kernel_give(ctx, mid.data);
+  return st;
+}
+
 /* ConvTranspose, then the activation the optimizer fused into it. */
 het_status het_lk_conv_transpose_run(het_kernel_ctx *ctx) {
   HET_TRY(conv_float(ctx, true));

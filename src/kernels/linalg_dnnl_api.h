@@ -40,6 +40,10 @@ int het_dnnl_conv_candidates(const void *state);
 /* True when the node's first primitive is a strided 1x1 Conv run at unit
  * stride on the gathered pixels of an NHWC X; for tests. */
 bool het_dnnl_conv_gathered(const void *state);
+/* FusedConvDw: how many primitives it has built for its 1x1 half (half
+ * 0), for its depthwise half on bands (1) or on whole images (2); for
+ * tests. */
+int het_dnnl_convdw_entries(const void *state, int half);
 /* True when the Conv/FusedConv node runs on oneDNN (float32, constant
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);
@@ -53,7 +57,8 @@ void het_dnnl_state_weights(const void *state, het_kernel_weight_fn fn,
  * are not handled and the caller must fall back. */
 het_status het_dnnl_conv_run(het_kernel_ctx *ctx, bool *done);
 /* Scratch a Conv or MatMul on oneDNN takes per run (the float32 staging
- * of a float16 one; 0 for float32). */
+ * of a float16 one, FusedConvDw's band or whole-output buffer; 0 for
+ * other float32 ones). */
 size_t het_dnnl_scratch(const het_kernel_ctx *ctx);
 het_status het_dnnl_matmul_run(het_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare

@@ -81,6 +81,7 @@ het_status het_opt_fuse_activations(het_opt *o);
 het_status het_opt_fuse_hard(het_opt *o);     /* opt_hard.c: written-out
                                                  hard-swish/-sigmoid */
 het_status het_opt_fuse_conv_add(het_opt *o); /* opt_conv_add.c */
+het_status het_opt_fuse_conv_dw(het_opt *o);  /* opt_conv_dw.c */
 het_status het_opt_split_concats(het_opt *o);  /* opt_concat.c */
 het_status het_opt_fuse_nlp(het_opt *o);      /* opt_nlp*.c: Gelu,
                                                  LayerNorm, attention,

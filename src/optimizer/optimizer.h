@@ -21,7 +21,8 @@ enum {
                            Conv or ConvTranspose before, QDQ
                            islands, float16 regions computed in float32 */
   HET_OPT_ALL = 3,      /* extended + fusions into hetrt-domain ops:
-                           Conv+Add(+act), Gelu, LayerNorm, attention,
+                           Conv+Add(+act), 1x1 Conv+depthwise Conv,
+                           Gelu, LayerNorm, attention,
                            MatMul+Add; channel Concats taken apart before
                            a pool or Conv (the default) */
 };
@@ -37,6 +38,7 @@ typedef struct het_optimize_stats {
   int activations_fused;    /* Relu/Clip taken over by the Conv before */
   int hard_activations_fused; /* written-out hard-swish/-sigmoid → ops */
   int conv_adds_fused;      /* Add (+Relu/Clip) taken over by a Conv */
+  int conv_dws_fused;       /* 1x1 Conv + depthwise Conv pairs */
   int pools_below_concat;   /* pool(Concat) → Concat(pools) */
   int concat_convs_split;   /* Conv(Concat) → chain of partial Convs */
   int gelus_fused;          /* Erf-form Gelu patterns → hetrt.Gelu */

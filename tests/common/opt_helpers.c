@@ -108,8 +108,9 @@ bool opt_check_numerics(const char *dir, int set, het_graph *g0,
   return true;
 }
 
-void opt_session_case(het_env *env, const char *dir, const char *level,
-                      const char *cpu_layout, const char *conv_algo) {
+void opt_session_case_threads(het_env *env, const char *dir,
+                              const char *level, const char *cpu_layout,
+                              const char *conv_algo, int threads) {
   char msg[512];
   het_session_options *o;
   het_testcase_verdict v;
@@ -121,11 +122,20 @@ void opt_session_case(het_env *env, const char *dir, const char *level,
   if (conv_algo)
     ck_assert_int_eq(het_session_options_set(o, "cpu.conv_algo", conv_algo),
                      HET_OK);
+  char nt[16];
+  snprintf(nt, sizeof nt, "%d", threads);
+  if (threads > 0)
+    ck_assert_int_eq(het_session_options_set(o, "threads", nt), HET_OK);
   ck_assert_int_eq(het_testcase_run(env, dir, o, &v, msg, sizeof msg),
                    HET_OK);
   ck_assert_msg(v == HET_TESTCASE_PASS, "%s (optimization=%s, cpu.layout=%s, "
-                "cpu.conv_algo=%s): %s",
+                "cpu.conv_algo=%s, threads %d): %s",
                 dir, level, cpu_layout ? cpu_layout : "default",
-                conv_algo ? conv_algo : "default", msg);
+                conv_algo ? conv_algo : "default", threads, msg);
   het_session_options_destroy(o);
+}
+
+void opt_session_case(het_env *env, const char *dir, const char *level,
+                      const char *cpu_layout, const char *conv_algo) {
+  opt_session_case_threads(env, dir, level, cpu_layout, conv_algo, 0);
 }

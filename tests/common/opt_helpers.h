@@ -42,5 +42,9 @@ bool opt_check_numerics(const char *dir, int set, het_graph *g0,
  * through het_testcase_run. */
 void opt_session_case(het_env *env, const char *dir, const char *level,
                       const char *cpu_layout, const char *conv_algo);
+/* The same on threads CPU threads (0: the default). */
+void opt_session_case_threads(het_env *env, const char *dir,
+                              const char *level, const char *cpu_layout,
+                              const char *conv_algo, int threads);
 
 #endif

@@ -142,6 +142,66 @@ het_status het_infer_fused_conv(het_infer_ctx *ctx) {
   return HET_OK;
 }
 
+bool het_conv_dw_attrs(const het_node *n, int64_t strides[2],
+                       int64_t pads[4]) {
+  size_t ns = 0, np = 0;
+  const int64_t *s = het_node_attr_ints(n, "hetrt_dw_strides", &ns);
+  const int64_t *p = het_node_attr_ints(n, "hetrt_dw_pads", &np);
+  if (ns != 2 || np != 4)
+    return false;
+  for (int i = 0; i < 4; i++) {
+    if ((i < 2 && s[i] < 1) || p[i] < 0)
+      return false;
+    if (i < 2)
+      strides[i] = s[i];
+    pads[i] = p[i];
+  }
+  return true;
+}
+
+/* hetrt.FusedConvDw (optimizer level all, opt_conv_dw.c): a 1x1 Conv
+ * (X, W, B; its attributes and fused clamp are the node's) whose output
+ * only a 2-D depthwise Conv reads (input 3: Wd [M, 1, KH, KW], input 4:
+ * Bd, may be omitted; strides hetrt_dw_strides, pads hetrt_dw_pads as
+ * begin, begin, end, end, clamp hetrt_dw_act_min / hetrt_dw_act_max).
+ * Y is the depthwise Conv's output. */
+het_status het_infer_fused_conv_dw(het_infer_ctx *ctx) {
+  HET_TRY(het_infer_conv(ctx));
+  het_value_info *y = &ctx->outputs[0];
+  const het_value_info *wd = &ctx->inputs[3];
+  int64_t st[2], pads[4];
+  if (!ctx->inputs[3].present || !het_conv_dw_attrs(ctx->node, st, pads))
+    return het_infer_fail(ctx, HET_ERR_INVALID_MODEL,
+                          "needs depthwise weights (input 3) and the "
+                          "attributes hetrt_dw_strides (2 values >= 1) and "
+                          "hetrt_dw_pads (4 values)");
+  if (y->shape.rank < 0)
+    return HET_OK;
+  int64_t m = DIMV(y, 1);
+  if (y->shape.rank != 4 || wd->shape.rank != 4 || DIMV(wd, 1) != 1 ||
+      DIMV(wd, 2) < 1 || DIMV(wd, 3) < 1 ||
+      (m >= 0 && DIMV(wd, 0) >= 0 && DIMV(wd, 0) != m))
+    return het_infer_fail(ctx, HET_ERR_SHAPE,
+                          "depthwise weights must be [M, 1, KH, KW] for "
+                          "the 1x1 Conv's M channels of a 2-D image");
+  if (ctx->n_inputs > 4 && ctx->inputs[4].present &&
+      ctx->inputs[4].shape.rank >= 0 &&
+      (ctx->inputs[4].shape.rank != 1 ||
+       (m >= 0 && DIMV(&ctx->inputs[4], 0) >= 0 &&
+        DIMV(&ctx->inputs[4], 0) != m)))
+    return het_infer_fail(ctx, HET_ERR_SHAPE, "depthwise bias must be [M]");
+  for (int i = 0; i < 2; i++) {
+    int64_t d = DIMV(y, 2 + i), k = DIMV(wd, 2 + i);
+    int64_t span = d + pads[i] + pads[2 + i] - k;
+    if (d >= 0 && span < 0)
+      return het_infer_fail(ctx, HET_ERR_SHAPE,
+                            "depthwise kernel larger than its padded input");
+    y->shape.dims[2 + i] =
+        d >= 0 ? het_dim_known(span / st[i] + 1) : het_dim_unknown();
+  }
+  return HET_OK;
+}
+
 het_status het_infer_conv_transpose(het_infer_ctx *ctx) {
   HET_TRY(het_infer_require_type(ctx, 0, HET_TYPES_FLOAT));
   HET_TRY(het_infer_require_type(ctx, 1, HET_TYPES_FLOAT));

@@ -44,9 +44,16 @@ het_status het_conv_geom_init(const het_node *node, het_geom_kind kind,
 /* Product of out[] / kernel[] / in[] (concrete geometry only). */
 int64_t het_conv_geom_count(const int64_t *dims, int nsp);
 
+/* hetrt.FusedConvDw's depthwise half: hetrt_dw_strides (2 values >= 1)
+ * and hetrt_dw_pads (begin, begin, end, end; >= 0); false when either is
+ * missing or out of range. */
+bool het_conv_dw_attrs(const het_node *n, int64_t strides[2],
+                       int64_t pads[4]);
+
 /* Infer functions of the linalg group (linalg_*.c). */
 het_status het_infer_conv(het_infer_ctx *ctx);
 het_status het_infer_fused_conv(het_infer_ctx *ctx);
+het_status het_infer_fused_conv_dw(het_infer_ctx *ctx);
 het_status het_infer_conv_integer(het_infer_ctx *ctx);
 het_status het_infer_qlinear_conv(het_infer_ctx *ctx);
 het_status het_infer_conv_transpose(het_infer_ctx *ctx);

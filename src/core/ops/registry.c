@@ -21,6 +21,7 @@ typedef struct het_fused_parts {
 
 static const het_fused_parts het_fused[] = {
     {"FusedConv", {"Conv", "Add", NULL}},
+    {"FusedConvDw", {"Conv", NULL}},
     {"FusedMatMul", {"MatMul", "Add", NULL}},
     {"Gelu", {"Div", "Erf", "Add", "Mul", NULL}},
     {"LayerNorm", {"ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul",
@@ -39,15 +40,25 @@ const char *const *het_op_fused_parts(const char *domain,
   return NULL;
 }
 
+/* The clamp of attributes lo/hi: Relu (0, +inf), Clip, or NULL. */
+static const char *het_fused_clamp(const het_node *node, const char *lo_name,
+                                   const char *hi_name) {
+  const het_attr *lo = het_node_find_attr(node, lo_name);
+  const het_attr *hi = het_node_find_attr(node, hi_name);
+  if (!lo || !hi)
+    return NULL;
+  return lo->f == 0.0f && isinf(hi->f) && hi->f > 0 ? "Relu" : "Clip";
+}
+
 const char *het_node_fused_activation(const het_node *node) {
   const het_attr *op = het_node_find_attr(node, "hetrt_act");
   if (op && op->s)
     return op->s;
-  const het_attr *lo = het_node_find_attr(node, "hetrt_act_min");
-  const het_attr *hi = het_node_find_attr(node, "hetrt_act_max");
-  if (!lo || !hi)
-    return NULL;
-  return lo->f == 0.0f && isinf(hi->f) && hi->f > 0 ? "Relu" : "Clip";
+  return het_fused_clamp(node, "hetrt_act_min", "hetrt_act_max");
+}
+
+const char *het_node_fused_dw_activation(const het_node *node) {
+  return het_fused_clamp(node, "hetrt_dw_act_min", "hetrt_dw_act_max");
 }
 
 const het_op_def *het_op_find(const char *domain, const char *op_type) {

@@ -117,7 +117,8 @@ static bool het_cpu_int8_row(const het_graph *g, const het_node *n,
 
 static bool het_cpu_is_conv(const het_node *n) {
   return strcmp(n->op_type, "Conv") == 0 ||
-         strcmp(n->op_type, "FusedConv") == 0;
+         strcmp(n->op_type, "FusedConv") == 0 ||
+         strcmp(n->op_type, "FusedConvDw") == 0;
 }
 
 /* Pass 1 of a plan: the layout pass over the claimed nodes as one

@@ -116,8 +116,8 @@ static layout_rule node_rule(const het_graph *g, const het_node *n,
     return node_output(n, 1) < 0 ? RULE_SAME : RULE_PLAIN;
   bool x4 = is_rank4_f32(g, het_node_input(n, 0));
   if ((onnx && strcmp(n->op_type, "Conv") == 0) ||
-      (strcmp(n->domain, "hetrt") == 0 &&
-       strcmp(n->op_type, "FusedConv") == 0)) {
+      (hetrt && (strcmp(n->op_type, "FusedConv") == 0 ||
+                 strcmp(n->op_type, "FusedConvDw") == 0))) {
     if (!x4 || limit == HET_CPU_LAYOUT_NCHW)
       return RULE_PLAIN;
 #ifdef HETRT_HAVE_DNNL
@@ -201,8 +201,9 @@ static void apply_rule(layout_pass *p, const het_node *n, layout_rule r) {
   int y = node_output(n, 0);
   if (r == RULE_FREE) {
     /* a FusedConv's residual (input 3) has Y's layout; QLinearConv's
-     * input 3 is W */
-    bool residual = strcmp(n->op_type, "QLinearConv") != 0;
+     * and FusedConvDw's input 3 is a weight */
+    bool residual = strcmp(n->op_type, "QLinearConv") != 0 &&
+                    strcmp(n->op_type, "FusedConvDw") != 0;
     int x = het_node_input(n, 0), z = residual ? het_node_input(n, 3) : -1;
     p->conv[x] = p->conv[y] = true;
     if (z >= 0 && !neutral(g, z))

@@ -319,7 +319,8 @@ static het_status het_cpu_prepare_all(const het_cpu_state *s,
     het_kernel_prep prep = {.nhwc_in = c->layout[i].nhwc_in,
                          .nhwc_out = c->layout[i].nhwc_out,
                          .conv_algo = s ? s->conv_algo : HET_CONV_ALGO_AUTO,
-                         .bf16 = s && s->bf16};
+                         .bf16 = s && s->bf16,
+                         .threads = s ? s->threads : 1};
     bool nhwc = (prep.nhwc_in | prep.nhwc_out) != 0;
     het_status st = HET_OK;
     het_kernel_presets_node(i); /* a plan's weights for this node */

@@ -92,12 +92,14 @@ bool het_emu_node_check(const het_emu_state *s, const het_graph *g,
              *dom ? "." : "", node->op_type, s->dev->profile.name);
     return false;
   }
-  const char *act = het_node_fused_activation(node);
-  if (act && !het_emu_profile_has_op(&s->dev->profile, "", act)) {
-    snprintf(why, why_cap, "emu: fused %s not in profile '%s'", act,
-             s->dev->profile.name);
-    return false;
-  }
+  const char *acts[2] = {het_node_fused_activation(node),
+                         het_node_fused_dw_activation(node)};
+  for (int i = 0; i < 2; i++)
+    if (acts[i] && !het_emu_profile_has_op(&s->dev->profile, "", acts[i])) {
+      snprintf(why, why_cap, "emu: fused %s not in profile '%s'", acts[i],
+               s->dev->profile.name);
+      return false;
+    }
   for (const char *const *op = het_emu_typed_ops;
        s->dev->profile.float32_as != HET_DTYPE_UNDEFINED && *op; op++)
     if (strcmp(node->op_type, *op) == 0) {

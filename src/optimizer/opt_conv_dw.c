@@ -1,0 +1,136 @@
+/* opt_conv_dw.c — level all: a float32 1x1 Conv (unit strides, no pads,
+ * not grouped, constant weights) whose only reader is a 2-D depthwise
+ * Conv (constant [M, 1, KH, KW] weights, no dilation, explicit pads)
+ * becomes hetrt.FusedConvDw(X, W, B, Wd, Bd) writing the depthwise
+ * Conv's output: MobileNet's expand + depthwise pair.  Runs after
+ * opt_activation.c, so each half keeps the clamp it took over (the 1x1
+ * half's as hetrt_act_min / hetrt_act_max, the depthwise half's as
+ * hetrt_dw_act_min / hetrt_dw_act_max); a half with another fused
+ * activation (hetrt_act) is left alone.  The CPU kernel runs the pair
+ * band by band, so the wide 1x1 output never leaves the cache
+ * (linalg_dnnl.c); every other path runs the two halves one after the
+ * other, with the same numbers.
+ */
+#include <string.h>
+
+#include "core/status.h"
+#include "optimizer/opt_internal.h"
+
+/* Attribute a that is all ones (strides, dilations) or all zeros (pads)
+ * in each of its n entries, or absent. */
+static bool all_equal(const het_node *n, const char *a, int64_t v) {
+  size_t k = 0;
+  const int64_t *p = het_node_attr_ints(n, a, &k);
+  for (size_t i = 0; p && i < k; i++)
+    if (p[i] != v)
+      return false;
+  return true;
+}
+
+/* auto_pad absent or NOTSET: pads are the node's own. */
+static bool explicit_pads(const het_node *n) {
+  const char *a = het_node_attr_string(n, "auto_pad");
+  return !a || strcmp(a, "NOTSET") == 0;
+}
+
+/* A plain float32 Conv (default domain, not yet fused into anything but a
+ * clamp) with constant rank-4 weights and bias: its weights, or NULL. */
+static const het_tensor *plain_conv(const het_opt *o, int c) {
+  const het_graph *g = o->g;
+  const het_node *n = &g->nodes[c];
+  if (o->dead[c] || *n->domain || strcmp(n->op_type, "Conv") != 0 ||
+      n->n_inputs > 3 || n->n_outputs != 1 || n->outputs[0] < 0 ||
+      g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32 ||
+      het_node_find_attr(n, "hetrt_act") || !explicit_pads(n) ||
+      !all_equal(n, "dilations", 1))
+    return NULL;
+  int w = het_node_input(n, 1), b = het_node_input(n, 2);
+  if (w < 0 || !het_opt_is_constant(g, w) ||
+      (b >= 0 && !het_opt_is_constant(g, b)))
+    return NULL;
+  const het_tensor *wt = g->values[w].initializer;
+  return wt->dtype == HET_DTYPE_FLOAT32 && wt->rank == 4 ? wt : NULL;
+}
+
+/* Rewrites 1x1 Conv p and depthwise Conv d (p's only reader) into one
+ * hetrt.FusedConvDw node in p's place. */
+static het_status fuse(het_opt *o, int p, int d) {
+  het_graph *g = o->g;
+  const het_node *dn = &g->nodes[d];
+  int wd = het_node_input(dn, 1), bd = het_node_input(dn, 2);
+  const het_attr *lo = het_node_find_attr(dn, "hetrt_act_min");
+  const het_attr *hi = het_node_find_attr(dn, "hetrt_act_max");
+  size_t np = 0, ns = 0;
+  const int64_t *dp = het_node_attr_ints(dn, "pads", &np);
+  const int64_t *ds = het_node_attr_ints(dn, "strides", &ns);
+  het_node *pn = &g->nodes[p];
+  int *inputs = het_arena_calloc(&g->arena, 5, sizeof *inputs);
+  int64_t *ints = het_arena_calloc(&g->arena, 6, sizeof *ints);
+  het_attr *attrs =
+      het_arena_calloc(&g->arena, (size_t)pn->n_attrs + 4, sizeof *attrs);
+  if (!inputs || !ints || !attrs)
+    return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
+  for (int i = 0; i < 3; i++)
+    inputs[i] = het_node_input(pn, i);
+  inputs[3] = wd;
+  inputs[4] = bd;
+  for (int i = 0; i < 2; i++)
+    ints[i] = ds && ns == 2 ? ds[i] : 1;
+  for (int i = 0; i < 4; i++)
+    ints[2 + i] = dp && np == 4 ? dp[i] : 0;
+  memcpy(attrs, pn->attrs, (size_t)pn->n_attrs * sizeof *attrs);
+  int na = pn->n_attrs;
+  attrs[na++] = (het_attr){.name = "hetrt_dw_strides", .type = HET_ATTR_INTS,
+                           .n = 2, .ints = ints};
+  attrs[na++] = (het_attr){.name = "hetrt_dw_pads", .type = HET_ATTR_INTS,
+                           .n = 4, .ints = ints + 2};
+  if (lo && hi) {
+    attrs[na++] = (het_attr){.name = "hetrt_dw_act_min",
+                             .type = HET_ATTR_FLOAT, .f = lo->f};
+    attrs[na++] = (het_attr){.name = "hetrt_dw_act_max",
+                             .type = HET_ATTR_FLOAT, .f = hi->f};
+  }
+  het_opt_absorb_next(o, p, d); /* releases d's reads, Wd's and Bd's too */
+  pn = &g->nodes[p];
+  pn->inputs = inputs;
+  pn->n_inputs = bd >= 0 ? 5 : 4;
+  pn->attrs = attrs;
+  pn->n_attrs = na;
+  pn->op_type = "FusedConvDw";
+  pn->domain = "hetrt";
+  pn->opset = 1;
+  o->uses[wd]++;
+  if (bd >= 0)
+    o->uses[bd]++;
+  return HET_OK;
+}
+
+het_status het_opt_fuse_conv_dw(het_opt *o) {
+  het_graph *g = o->g;
+  for (int k = 0; k < g->n_nodes; k++) {
+    int d = g->order[k];
+    const het_tensor *wd = plain_conv(o, d);
+    if (!wd || wd->dims[1] != 1)
+      continue;
+    const het_node *dn = &g->nodes[d];
+    int v = het_node_input(dn, 0), m = (int)wd->dims[0];
+    size_t np = 0, ns = 0;
+    het_node_attr_ints(dn, "pads", &np);
+    het_node_attr_ints(dn, "strides", &ns);
+    if (v < 0 || het_opt_uses(o, v) != 1 || g->values[v].producer < 0 ||
+        het_node_attr_int(dn, "group", 1) != m || (np != 0 && np != 4) ||
+        (ns != 0 && ns != 2))
+      continue;
+    int p = g->values[v].producer;
+    const het_tensor *w = plain_conv(o, p);
+    const het_node *pn = &g->nodes[p];
+    if (!w || w->dims[0] != m || w->dims[2] != 1 || w->dims[3] != 1 ||
+        het_node_attr_int(pn, "group", 1) != 1 ||
+        !all_equal(pn, "strides", 1) || !all_equal(pn, "pads", 0))
+      continue;
+    HET_TRY(fuse(o, p, d));
+    if (o->stats)
+      o->stats->conv_dws_fused++;
+  }
+  return HET_OK;
+}
