@@ -445,6 +445,16 @@ const int64_t *het_node_attr_ints(const het_node *n, const char *name,
   return a->ints;
 }
 
+bool het_node_attr_ints_all(const het_node *n, const char *name,
+                            int64_t v) {
+  size_t k = 0;
+  const int64_t *p = het_node_attr_ints(n, name, &k);
+  for (size_t i = 0; p && i < k; i++)
+    if (p[i] != v)
+      return false;
+  return true;
+}
+
 const float *het_node_attr_floats(const het_node *n, const char *name,
                                   size_t *count) {
   const het_attr *a = het_node_find_attr(n, name);

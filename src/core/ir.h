@@ -192,6 +192,9 @@ const char *het_node_attr_string(const het_node *n, const char *name);
 /* Borrowed list and its length; NULL and *count = 0 when absent. */
 const int64_t *het_node_attr_ints(const het_node *n, const char *name,
                                   size_t *count);
+/* True when every entry of ints attribute name is v, or it is absent
+ * (strides or dilations all 1, pads all 0). */
+bool het_node_attr_ints_all(const het_node *n, const char *name, int64_t v);
 const float *het_node_attr_floats(const het_node *n, const char *name,
                                   size_t *count);
 /* An activation node's "alpha" and "beta" with ONNX's defaults for its op

@@ -7,7 +7,7 @@
  * half's as hetrt_act_min / hetrt_act_max, the depthwise half's as
  * hetrt_dw_act_min / hetrt_dw_act_max); a half with another fused
  * activation (hetrt_act) is left alone.  The CPU kernel runs the pair
- * band by band, so the wide 1x1 output never leaves the cache
+ * band by band where the wide 1x1 output would not stay in the cache
  * (linalg_dnnl.c); every other path runs the two halves one after the
  * other, with the same numbers.
  */
@@ -15,17 +15,6 @@
 
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
-
-/* Attribute a that is all ones (strides, dilations) or all zeros (pads)
- * in each of its n entries, or absent. */
-static bool all_equal(const het_node *n, const char *a, int64_t v) {
-  size_t k = 0;
-  const int64_t *p = het_node_attr_ints(n, a, &k);
-  for (size_t i = 0; p && i < k; i++)
-    if (p[i] != v)
-      return false;
-  return true;
-}
 
 /* auto_pad absent or NOTSET: pads are the node's own. */
 static bool explicit_pads(const het_node *n) {
@@ -42,7 +31,7 @@ static const het_tensor *plain_conv(const het_opt *o, int c) {
       n->n_inputs > 3 || n->n_outputs != 1 || n->outputs[0] < 0 ||
       g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32 ||
       het_node_find_attr(n, "hetrt_act") || !explicit_pads(n) ||
-      !all_equal(n, "dilations", 1))
+      !het_node_attr_ints_all(n, "dilations", 1))
     return NULL;
   int w = het_node_input(n, 1), b = het_node_input(n, 2);
   if (w < 0 || !het_opt_is_constant(g, w) ||
@@ -126,7 +115,8 @@ het_status het_opt_fuse_conv_dw(het_opt *o) {
     const het_node *pn = &g->nodes[p];
     if (!w || w->dims[0] != m || w->dims[2] != 1 || w->dims[3] != 1 ||
         het_node_attr_int(pn, "group", 1) != 1 ||
-        !all_equal(pn, "strides", 1) || !all_equal(pn, "pads", 0))
+        !het_node_attr_ints_all(pn, "strides", 1) ||
+        !het_node_attr_ints_all(pn, "pads", 0))
       continue;
     HET_TRY(fuse(o, p, d));
     if (o->stats)

@@ -258,16 +258,6 @@ static int64_t het_cpu_dim(const het_graph *g, int v, int i) {
   return g->values[v].shape.dims[i].value;
 }
 
-/* Every entry of n's ints attribute name is v (or it is absent). */
-static bool het_cpu_attr_all(const het_node *n, const char *name, int64_t v) {
-  size_t k = 0;
-  const int64_t *a = het_node_attr_ints(n, name, &k);
-  for (size_t i = 0; a && i < k; i++)
-    if (a[i] != v)
-      return false;
-  return true;
-}
-
 bool het_cpu_convt_tiles(const het_graph *g, int node) {
   const het_node *n = &g->nodes[node];
   int w = het_node_input(n, 1);
@@ -280,8 +270,9 @@ bool het_cpu_convt_tiles(const het_graph *g, int node) {
       het_roofline_dtype(g, n) != HET_DTYPE_FLOAT32 ||
       het_node_find_attr(n, "output_shape") || !st || ns != 2 ||
       (pad && pad->type == HET_ATTR_STRING && strcmp(pad->s, "NOTSET")) ||
-      !het_cpu_attr_all(n, "pads", 0) || !het_cpu_attr_all(n, "dilations", 1) ||
-      !het_cpu_attr_all(n, "output_padding", 0))
+      !het_node_attr_ints_all(n, "pads", 0) ||
+      !het_node_attr_ints_all(n, "dilations", 1) ||
+      !het_node_attr_ints_all(n, "output_padding", 0))
     return false;
   for (int d = 0; d < 2; d++) {
     int64_t kd = k && nk == 2 ? k[d] : het_cpu_dim(g, w, 2 + d);
@@ -304,8 +295,8 @@ static bool het_cpu_winograd(const het_cpu_estimator *e, const het_graph *g,
   if (!e->winograd || !het_cpu_is_conv(n) || w < 0 ||
       het_node_attr_int(n, "group", 1) != 1 || g->values[w].shape.rank != 4 ||
       (t != HET_DTYPE_FLOAT32 && t != HET_DTYPE_FLOAT16) ||
-      !het_cpu_attr_all(n, "strides", 1) ||
-      !het_cpu_attr_all(n, "dilations", 1))
+      !het_node_attr_ints_all(n, "strides", 1) ||
+      !het_node_attr_ints_all(n, "dilations", 1))
     return false;
   int64_t m = het_cpu_dim(g, w, 0), c = het_cpu_dim(g, w, 1);
   int y = n->n_outputs > 0 ? n->outputs[0] : -1;
