@@ -92,9 +92,10 @@ het_status het_lk_gemm_run(het_kernel_ctx *ctx);
 het_status het_lk_matmul_integer_run(het_kernel_ctx *ctx);
 het_status het_lk_qlinear_matmul_run(het_kernel_ctx *ctx);
 het_status het_lk_conv_run(het_kernel_ctx *ctx);
-/* hetrt.FusedConvDw (opt_conv_dw.c): oneDNN band by band where it was
- * prepared, else the 1x1 half into scratch, then the depthwise half, each
- * as the Conv it came from (plain layout only). */
+/* hetrt.FusedConvDw (opt_conv_dw.c): on oneDNN where it was prepared
+ * (channels-last; band by band or whole, linalg_dnnl.c), else the 1x1
+ * half into scratch, then the depthwise half, each as the Conv it came
+ * from (plain layout only). */
 het_status het_lk_conv_dw_fused_run(het_kernel_ctx *ctx);
 size_t het_lk_conv_dw_fused_scratch(const het_kernel_ctx *ctx);
 /* FusedConvDw's depthwise half as a Conv node of its own: group m, the
