@@ -659,36 +659,25 @@ END_TEST
 
 #define CONV_DW_BANDS HETRT_TEST_DATA "/optimizer/conv_dw_bands"
 
-/* FusedConvDw node name of conv_dw_bands on x [2, 8, 37, 97] (NCHW) into
- * a new y of dims yd (caller owns): oneDNN channels-last (nhwc: x and y
- * converted here) prepared with an L2 of l2 bytes on threads, or the
- * generic plain path; prims: the primitives built for the 1x1 half, the
- * depthwise half on bands and on whole images. */
-static het_tensor *run_conv_dw(const het_graph *g, const char *name,
-                               const float *x, const int64_t *yd, bool nhwc,
-                               long l2, int threads, int prims[3]) {
-  enum { N = 2, C = 8, H = 37, W = 97 };
-  const het_node *n = &g->nodes[node_named(g, name)];
-  ck_assert_str_eq(n->op_type, "FusedConvDw");
-  het_kernel_prep prep = {.nhwc_in = nhwc, .nhwc_out = nhwc,
-                          .conv_algo = HET_CONV_ALGO_DIRECT,
-                          .threads = threads, .cache_l2 = l2};
-  void *state = NULL;
-  if (nhwc)
-    ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
-                  "%s", het_last_error());
-  int64_t xd[4] = {N, C, H, W};
+/* FusedConvDw node n of conv_dw_bands on x (NCHW, dims xd) into a new y
+ * of dims yd (caller owns), run on state (oneDNN channels-last when
+ * nhwc: x and y converted here; NULL: the generic plain path). */
+static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
+                                void *state, const float *x,
+                                const int64_t *xd, const int64_t *yd,
+                                bool nhwc, int threads) {
+  int64_t nb = xd[0], c = xd[1], hw = xd[2] * xd[3];
   het_tensor *xt = NULL, *y = NULL, *yp = NULL;
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &xt),
                    HET_OK);
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &y),
                    HET_OK);
   float *xl = xt->data;
-  for (int b = 0; b < N; b++) /* NCHW -> NHWC */
-    for (int c = 0; c < C; c++)
-      for (int i = 0; i < H * W; i++)
-        xl[nhwc ? (b * H * W + i) * C + c : (b * C + c) * H * W + i] =
-            x[(b * C + c) * H * W + i];
+  for (int64_t b = 0; b < nb; b++) /* NCHW -> NHWC */
+    for (int64_t k = 0; k < c; k++)
+      for (int64_t i = 0; i < hw; i++)
+        xl[nhwc ? (b * hw + i) * c + k : (b * c + k) * hw + i] =
+            x[(b * c + k) * hw + i];
   het_tensor *in[5];
   for (int i = 0; i < n->n_inputs; i++)
     in[i] = i == 0 ? xt : g->values[het_node_input(n, i)].initializer;
@@ -698,23 +687,50 @@ static het_tensor *run_conv_dw(const het_graph *g, const char *name,
                         .nhwc_in = nhwc, .nhwc_out = nhwc};
   ck_assert_msg(het_lk_conv_dw_fused_run(&ctx) == HET_OK, "%s",
                 het_last_error());
-  for (int i = 0; i < 3; i++)
-    prims[i] = het_dnnl_convdw_entries(state, i);
-  het_dnnl_state_destroy(state);
   het_tensor_destroy(xt);
   if (!nhwc)
     return y;
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &yp),
                    HET_OK);
-  int64_t m = yd[1], hw = yd[2] * yd[3];
+  int64_t m = yd[1], ohw = yd[2] * yd[3];
   const float *l = y->data;
   float *p = yp->data;
   for (int64_t b = 0; b < yd[0]; b++) /* NHWC -> NCHW */
-    for (int64_t c = 0; c < m; c++)
-      for (int64_t i = 0; i < hw; i++)
-        p[(b * m + c) * hw + i] = l[(b * hw + i) * m + c];
+    for (int64_t k = 0; k < m; k++)
+      for (int64_t i = 0; i < ohw; i++)
+        p[(b * m + k) * ohw + i] = l[(b * ohw + i) * m + k];
   het_tensor_destroy(y);
   return yp;
+}
+
+/* The FusedConvDw node name of conv_dw_bands, prepared channels-last with
+ * an L2 of l2 bytes for threads (the graph's X, [N, 8, 37, 97]). */
+static void *conv_dw_prepare(const het_graph *g, const het_node *n, long l2,
+                             int threads) {
+  ck_assert_str_eq(n->op_type, "FusedConvDw");
+  het_kernel_prep prep = {.nhwc_in = 1, .nhwc_out = 1,
+                          .conv_algo = HET_CONV_ALGO_DIRECT,
+                          .threads = threads, .cache_l2 = l2};
+  void *state = NULL;
+  ck_assert_msg(het_dnnl_conv_prepare_with(g, n, &prep, &state) == HET_OK,
+                "%s", het_last_error());
+  return state;
+}
+
+/* conv_dw_once on x [2, 8, 37, 97]: channels-last prepared with l2 on
+ * threads (nhwc), or the generic plain path; prims: the primitives built
+ * for the 1x1 half, the depthwise half on bands and on whole images. */
+static het_tensor *run_conv_dw(const het_graph *g, const char *name,
+                               const float *x, const int64_t *yd, bool nhwc,
+                               long l2, int threads, int prims[3]) {
+  const het_node *n = &g->nodes[node_named(g, name)];
+  const int64_t xd[4] = {2, 8, 37, 97};
+  void *state = nhwc ? conv_dw_prepare(g, n, l2, threads) : NULL;
+  het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, nhwc, threads);
+  for (int i = 0; i < 3; i++)
+    prims[i] = het_dnnl_convdw_entries(state, i);
+  het_dnnl_state_destroy(state);
+  return y;
 }
 
 /* The fused 1x1 + depthwise pairs of conv_dw_bands (depthwise 3x3 stride
@@ -752,6 +768,32 @@ START_TEST(test_conv_dw_bands) {
     }
     het_tensor_destroy(ref);
   }
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* One FusedConvDw state (p1_expand, bands on an L2 of 64 KiB) on images
+ * of 14 heights: more shapes than it caches primitives for (it falls back
+ * to whole images, then to primitives built per call); each result
+ * agrees with the generic plain path. */
+START_TEST(test_conv_dw_band_shapes) {
+  het_graph *g = load_model(CONV_DW_BANDS "/model.onnx");
+  const het_node *n = &g->nodes[node_named(g, "p1_expand")];
+  void *state = conv_dw_prepare(g, n, 64 << 10, 1);
+  static float x[8 * 37 * 97];
+  fill_pattern(x, 8 * 37 * 97);
+  for (int64_t h = 37; h >= 11; h -= 2) {
+    const int64_t xd[4] = {1, 8, h, 97}, yd[4] = {1, 64, h, 97};
+    het_tensor *ref = conv_dw_once(g, n, NULL, x, xd, yd, false, 1);
+    het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, true, 1);
+    char msg[256];
+    ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
+                  "height %lld: %s", (long long)h, msg);
+    het_tensor_destroy(ref);
+    het_tensor_destroy(y);
+  }
+  ck_assert_int_eq(het_dnnl_convdw_entries(state, 0), 8); /* cache full */
+  het_dnnl_state_destroy(state);
   het_graph_destroy(g);
 }
 END_TEST
@@ -1013,6 +1055,7 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_conv_choice_remembered);
   tcase_add_test(core, test_strided_1x1_gathered);
   tcase_add_test(core, test_conv_dw_bands);
+  tcase_add_test(core, test_conv_dw_band_shapes);
 #endif
   tcase_add_test(core, test_strided_1x1_sessions);
   tcase_add_test(core, test_conv_dw_sessions);

@@ -858,8 +858,9 @@ static het_status convdw_half(het_dnnl_state *s, const het_node *node,
   if (!e) {
     memset(&tmp, 0, sizeof tmp);
     het_dnnl_oom_take();
-    if (!conv_entry_create(s, node, xd, 4, w, b != NULL, HET_CONV_ALGO_DIRECT,
-                           &tmp)) {
+    tmp.ok = conv_entry_create(s, node, xd, 4, w, b != NULL,
+                               HET_CONV_ALGO_DIRECT, &tmp);
+    if (!tmp.ok) {
       entry_clear(&tmp);
       if (het_dnnl_oom_take())
         return build_oom(errnode);
@@ -918,45 +919,79 @@ static het_status convdw_bands(het_dnnl_state *s, const het_node *node,
   return HET_OK;
 }
 
-/* Whether the pair runs band by band (see above) on images of g, and
- * the floats of buffer it takes for batch images (*ob: output rows per
- * band). */
-static bool convdw_plan(const het_dnnl_state *s, const convdw_geom *g,
-                        int64_t batch, int threads, int64_t *ob,
-                        size_t *floats) {
-  size_t mid = (size_t)(g->h * g->w * g->m);
-  if (threads > 1 || mid * sizeof(float) <= (size_t)s->l2) {
-    *ob = g->oh;
-    *floats = mid * (size_t)batch;
+/* How the pair runs on X dims xd: band by band (see above; ob output
+ * rows per band) or whole, and the floats of buffer it takes. */
+typedef struct convdw_sched {
+  convdw_geom g;
+  bool bands;
+  int64_t ob;
+  size_t floats;
+} convdw_sched;
+
+/* Whether s holds an entry for X dims xd (4 of them), else whether it
+ * has room for k more; *found says which. */
+static bool entry_room(het_dnnl_state *s, const int64_t *xd, int k,
+                       bool *found) {
+  pthread_mutex_lock(&s->mu);
+  *found = false;
+  for (int i = 0; i < s->n && !*found; i++)
+    *found = s->entries[i].key_rank == 4 &&
+             memcmp(s->entries[i].key, xd, 4 * sizeof(int64_t)) == 0;
+  bool room = s->n + k <= DNNL_CACHE;
+  pthread_mutex_unlock(&s->mu);
+  return *found || room;
+}
+
+/* Whether s has room for k more entries. */
+static bool entries_free(het_dnnl_state *s, int k) {
+  pthread_mutex_lock(&s->mu);
+  bool room = s->n + k <= DNNL_CACHE;
+  pthread_mutex_unlock(&s->mu);
+  return room;
+}
+
+/* The schedule for X dims xd on threads; false when the depthwise half
+ * does not fit its input.  Bands need their primitives cached (a shape
+ * seen before, or room for the 1x1 half's few row counts and the band's
+ * depthwise primitives): with the caches full, each band would build its
+ * primitives on every call, so the pair runs whole. */
+static bool convdw_sched_init(het_dnnl_state *s, const het_node *node,
+                              const int64_t *xd, const het_tensor *w,
+                              const het_tensor *wd, int threads,
+                              convdw_sched *p) {
+  convdw_geom *g = &p->g;
+  if (!convdw_geom_init(node, xd, w, wd, g))
     return false;
-  }
-  *ob = convdw_band_rows(g);
-  *floats = (size_t)(((*ob - 1) * g->sh + g->kh) * g->w * g->m);
+  size_t mid = (size_t)(g->h * g->w * g->m);
+  p->ob = convdw_band_rows(g);
+  int64_t bd[4] = {1, g->m, (p->ob - 1) * g->sh + g->kh, g->w};
+  bool seen = false; /* this band shape ran before: its 1x1 rows too */
+  p->bands = threads <= 1 && mid * sizeof(float) > (size_t)s->l2 &&
+             entry_room(s->dw, bd, 2, &seen) &&
+             (seen || entries_free(s, 4));
+  p->floats = p->bands ? (size_t)(bd[2] * g->w * g->m) : mid * (size_t)xd[0];
+  if (!p->bands)
+    p->ob = g->oh;
   return true;
 }
 
-/* The pair on x (dims xd) through buf (convdw_plan's floats): band by
- * band per image, or each half whole; x NULL: builds only. */
+/* The pair on x (dims xd) through buf (p->floats): band by band per
+ * image, or each half whole; x NULL: builds only. */
 static het_status convdw_run_images(het_dnnl_state *s, const het_node *node,
-                                    const int64_t *xd, int threads,
+                                    const convdw_sched *p, const int64_t *xd,
                                     const het_tensor *const *in, const float *x,
                                     float *buf, float *y) {
-  convdw_geom g;
-  int64_t ob;
-  size_t floats;
-  if (!convdw_geom_init(node, xd, in[1], in[3], &g))
-    return het_node_error(node, HET_ERR_SHAPE,
-                          "depthwise half does not fit its input");
-  if (!convdw_plan(s, &g, xd[0], threads, &ob, &floats)) {
-    int64_t md[4] = {xd[0], g.m, g.h, g.w};
+  const convdw_geom *g = &p->g;
+  if (!p->bands) {
+    int64_t md[4] = {xd[0], g->m, g->h, g->w};
     HET_TRY(convdw_half(s, node, node, xd, in[1], in[2], x, buf));
     return convdw_half(s->dw_full, &s->dw_full_node->node, node, md, in[3],
                        in[4], x ? buf : NULL, y);
   }
   for (int64_t i = 0; i < (x ? xd[0] : 1); i++)
-    HET_TRY(convdw_bands(s, node, &g, ob, in,
-                         x ? x + (size_t)(i * g.c * g.h * g.w) : NULL, buf,
-                         x ? y + (size_t)(i * g.m * g.oh * g.ow) : NULL));
+    HET_TRY(convdw_bands(s, node, g, p->ob, in,
+                         x ? x + (size_t)(i * g->c * g->h * g->w) : NULL, buf,
+                         x ? y + (size_t)(i * g->m * g->oh * g->ow) : NULL));
   return HET_OK;
 }
 
@@ -996,9 +1031,13 @@ static het_status convdw_prepare(const het_graph *graph, const het_node *node,
   if (xs->rank != 4 || het_shape_item_count(xs) < 0)
     return HET_OK; /* built at run time */
   int64_t xd[4];
+  convdw_sched p;
   for (int i = 0; i < 4; i++)
     xd[i] = xs->dims[i].value < 0 ? 1 : xs->dims[i].value;
-  return convdw_run_images(s, node, xd, prep->threads, in, NULL, NULL, NULL);
+  if (!convdw_sched_init(s, node, xd, in[1], in[3], prep->threads, &p))
+    return het_node_error(node, HET_ERR_SHAPE,
+                          "depthwise half does not fit its input");
+  return convdw_run_images(s, node, &p, xd, in, NULL, NULL, NULL);
 }
 
 /* Shared prepare: primitives built now when X's shape is static.  With
@@ -1313,12 +1352,12 @@ static size_t f16_staging(const het_kernel_ctx *ctx) {
   return b;
 }
 
-static size_t convdw_floats(const het_kernel_ctx *ctx);
+static size_t convdw_scratch(const het_kernel_ctx *ctx);
 
 size_t het_dnnl_scratch(const het_kernel_ctx *ctx) {
   const het_dnnl_state *s = ctx->state;
   if (s && s->dw)
-    return ((convdw_floats(ctx) * sizeof(float)) + 63) & ~(size_t)63;
+    return convdw_scratch(ctx);
   return s && s->f16 ? f16_staging(ctx) : 0;
 }
 
@@ -1364,19 +1403,19 @@ static het_status dnnl_run_f16(het_kernel_ctx *ctx, het_dnnl_state *s,
   return st;
 }
 
-/* FusedConvDw's buffer in floats for ctx's shapes; 0 when they do not
- * fit (the run reports it). */
-static size_t convdw_floats(const het_kernel_ctx *ctx) {
-  const het_dnnl_state *s = ctx->state;
+/* FusedConvDw's schedule for ctx's shapes; false when they do not fit. */
+static bool convdw_ctx_sched(const het_kernel_ctx *ctx, convdw_sched *p) {
   const het_tensor *x = ctx->inputs[0];
-  convdw_geom g;
-  int64_t ob;
-  size_t floats = 0;
-  if (x && x->rank == 4 && ctx->inputs[1] && ctx->n_inputs > 3 &&
-      ctx->inputs[3] &&
-      convdw_geom_init(ctx->node, x->dims, ctx->inputs[1], ctx->inputs[3], &g))
-    convdw_plan(s, &g, x->dims[0], ctx->threads, &ob, &floats);
-  return floats;
+  return x && x->rank == 4 && ctx->inputs[1] && ctx->n_inputs > 3 &&
+         ctx->inputs[3] &&
+         convdw_sched_init(ctx->state, ctx->node, x->dims, ctx->inputs[1],
+                           ctx->inputs[3], ctx->threads, p);
+}
+
+static size_t convdw_scratch(const het_kernel_ctx *ctx) {
+  convdw_sched p;
+  return convdw_ctx_sched(ctx, &p) ? (p.floats * sizeof(float) + 63) & ~(size_t)63
+                                   : 0; /* the run reports it */
 }
 
 /* FusedConvDw on its states, through a buffer from the run's scratch. */
@@ -1394,16 +1433,16 @@ static het_status convdw_run(het_kernel_ctx *ctx, het_dnnl_state *s,
     return het_lk_fail(ctx, HET_ERR_INTERNAL,
                        "FusedConvDw without float32 rank-4 X and weights");
   *done = true;
-  size_t floats = convdw_floats(ctx);
-  if (het_tensor_count(y) == 0 || floats == 0)
-    return floats || het_tensor_count(y) == 0
-               ? HET_OK
-               : het_lk_fail(ctx, HET_ERR_SHAPE,
-                             "depthwise half does not fit its input");
+  if (het_tensor_count(y) == 0)
+    return HET_OK;
+  convdw_sched p;
+  if (!convdw_ctx_sched(ctx, &p))
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "depthwise half does not fit its input");
   float *buf = NULL;
-  HET_TRY(het_kernel_take(ctx, floats * sizeof(float), (void **)&buf));
-  het_status st = convdw_run_images(s, ctx->node, x->dims, ctx->threads, in,
-                                    x->data, buf, y->data);
+  HET_TRY(het_kernel_take(ctx, p.floats * sizeof(float), (void **)&buf));
+  het_status st = convdw_run_images(s, ctx->node, &p, x->dims, in, x->data,
+                                    buf, y->data);
   het_kernel_give(ctx, buf);
   return st;
 }
