@@ -679,8 +679,10 @@ static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
         xl[nhwc ? (b * hw + i) * c + k : (b * c + k) * hw + i] =
             x[(b * c + k) * hw + i];
   het_tensor *in[5];
-  for (int i = 0; i < n->n_inputs; i++)
-    in[i] = i == 0 ? xt : g->values[het_node_input(n, i)].initializer;
+  for (int i = 0; i < n->n_inputs; i++) { /* an omitted bias: NULL */
+    int v = het_node_input(n, i);
+    in[i] = i == 0 ? xt : v >= 0 ? g->values[v].initializer : NULL;
+  }
   het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = n->n_inputs,
                         .inputs = in, .n_outputs = 1, .outputs = &y,
                         .state = state, .threads = threads,
