@@ -52,7 +52,8 @@ const char *const *het_op_fused_parts(const char *domain, const char *op_type);
  * "Relu" or "Clip" for hetrt_act_min/max, the op name for hetrt_act; NULL
  * when none.  A device must support it as well as the node's own op. */
 const char *het_node_fused_activation(const het_node *node);
-/* hetrt.FusedConvDw's second clamp (its depthwise half's), or NULL. */
+/* hetrt.FusedConvDw's second activation (its depthwise half's), as
+ * het_node_fused_activation names it, or NULL. */
 const char *het_node_fused_dw_activation(const het_node *node);
 
 /* Finds an operator definition; NULL when hetrt does not know the op. */

@@ -343,8 +343,6 @@ void het_lk_dw_half_init(const het_node *fused, int64_t m, bool band,
                          het_lk_dw_half *d) {
   int64_t st[2] = {1, 1}, pads[4] = {0};
   het_conv_dw_attrs(fused, st, pads); /* checked by shape inference */
-  const het_attr *lo = het_node_find_attr(fused, "hetrt_dw_act_min");
-  const het_attr *hi = het_node_find_attr(fused, "hetrt_dw_act_max");
   memset(d, 0, sizeof *d);
   memcpy(d->ints, st, sizeof st);
   memcpy(d->ints + 2, pads, sizeof pads);
@@ -356,11 +354,18 @@ void het_lk_dw_half_init(const het_node *fused, int64_t m, bool band,
                              .n = 2, .ints = d->ints};
   d->attrs[n++] = (het_attr){.name = "pads", .type = HET_ATTR_INTS, .n = 4,
                              .ints = d->ints + 2};
-  if (lo && hi) {
-    d->attrs[n++] = (het_attr){.name = "hetrt_act_min",
-                               .type = HET_ATTR_FLOAT, .f = lo->f};
-    d->attrs[n++] = (het_attr){.name = "hetrt_act_max",
-                               .type = HET_ATTR_FLOAT, .f = hi->f};
+  static const char *const act[5][2] = {
+      {"hetrt_dw_act_min", "hetrt_act_min"},
+      {"hetrt_dw_act_max", "hetrt_act_max"},
+      {"hetrt_dw_act", "hetrt_act"},
+      {"hetrt_dw_act_alpha", "hetrt_act_alpha"},
+      {"hetrt_dw_act_beta", "hetrt_act_beta"}};
+  for (int i = 0; i < 5; i++) {
+    const het_attr *a = het_node_find_attr(fused, act[i][0]);
+    if (a) {
+      d->attrs[n] = *a;
+      d->attrs[n++].name = act[i][1];
+    }
   }
   d->inputs[0] = het_node_input(fused, 0);
   d->inputs[1] = het_node_input(fused, 3);

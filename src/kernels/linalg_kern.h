@@ -100,13 +100,13 @@ het_status het_lk_conv_dw_fused_run(het_kernel_ctx *ctx);
 size_t het_lk_conv_dw_fused_scratch(const het_kernel_ctx *ctx);
 /* FusedConvDw's depthwise half as a Conv node of its own: group m, the
  * pair's depthwise strides and pads (band: none above and below, for an
- * input whose rows already hold them as zeros), its clamp as
- * hetrt_act_min / hetrt_act_max; inputs the pair's X (standing for the
+ * input whose rows already hold them as zeros), its activation
+ * (hetrt_dw_act*) as hetrt_act*; inputs the pair's X (standing for the
  * 1x1 half's output), Wd and Bd. */
 typedef struct het_lk_dw_half {
   het_node node;
   int inputs[3];
-  het_attr attrs[5];
+  het_attr attrs[8];
   int64_t ints[6];
 } het_lk_dw_half;
 void het_lk_dw_half_init(const het_node *fused, int64_t m, bool band,

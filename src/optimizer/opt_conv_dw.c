@@ -3,10 +3,10 @@
  * Conv (constant [M, 1, KH, KW] weights, no dilation, explicit pads)
  * becomes hetrt.FusedConvDw(X, W, B, Wd, Bd) writing the depthwise
  * Conv's output: MobileNet's expand + depthwise pair.  Runs after
- * opt_activation.c, so each half keeps the clamp it took over (the 1x1
- * half's as hetrt_act_min / hetrt_act_max, the depthwise half's as
- * hetrt_dw_act_min / hetrt_dw_act_max); a half with another fused
- * activation (hetrt_act) is left alone.  The CPU kernel runs the pair
+ * opt_activation.c, so each half keeps the activation it took over (the
+ * 1x1 half's as it was: hetrt_act_min / hetrt_act_max, or hetrt_act with
+ * hetrt_act_alpha / hetrt_act_beta; the depthwise half's as the same
+ * attributes with hetrt_dw_ in place of hetrt_).  The CPU kernel runs the pair
  * band by band where the wide 1x1 output would not stay in the cache
  * (linalg_dnnl.c); every other path runs the two halves one after the
  * other, with the same numbers.
@@ -22,15 +22,16 @@ static bool explicit_pads(const het_node *n) {
   return !a || strcmp(a, "NOTSET") == 0;
 }
 
-/* A plain float32 Conv (default domain, not yet fused into anything but a
- * clamp) with constant rank-4 weights and bias: its weights, or NULL. */
+/* A plain float32 Conv (default domain, not yet fused into anything but an
+ * activation) with constant rank-4 weights and bias: its weights, or
+ * NULL. */
 static const het_tensor *plain_conv(const het_opt *o, int c) {
   const het_graph *g = o->g;
   const het_node *n = &g->nodes[c];
   if (o->dead[c] || *n->domain || strcmp(n->op_type, "Conv") != 0 ||
       n->n_inputs > 3 || n->n_outputs != 1 || n->outputs[0] < 0 ||
       g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32 ||
-      het_node_find_attr(n, "hetrt_act") || !explicit_pads(n) ||
+      !explicit_pads(n) ||
       !het_node_attr_ints_all(n, "dilations", 1))
     return NULL;
   int w = het_node_input(n, 1), b = het_node_input(n, 2);
@@ -47,8 +48,6 @@ static het_status fuse(het_opt *o, int p, int d) {
   het_graph *g = o->g;
   const het_node *dn = &g->nodes[d];
   int wd = het_node_input(dn, 1), bd = het_node_input(dn, 2);
-  const het_attr *lo = het_node_find_attr(dn, "hetrt_act_min");
-  const het_attr *hi = het_node_find_attr(dn, "hetrt_act_max");
   size_t np = 0, ns = 0;
   const int64_t *dp = het_node_attr_ints(dn, "pads", &np);
   const int64_t *ds = het_node_attr_ints(dn, "strides", &ns);
@@ -56,7 +55,7 @@ static het_status fuse(het_opt *o, int p, int d) {
   int *inputs = het_arena_calloc(&g->arena, 5, sizeof *inputs);
   int64_t *ints = het_arena_calloc(&g->arena, 6, sizeof *ints);
   het_attr *attrs =
-      het_arena_calloc(&g->arena, (size_t)pn->n_attrs + 4, sizeof *attrs);
+      het_arena_calloc(&g->arena, (size_t)pn->n_attrs + 5, sizeof *attrs);
   if (!inputs || !ints || !attrs)
     return het_error(HET_ERR_OUT_OF_MEMORY, "optimizer: out of memory");
   for (int i = 0; i < 3; i++)
@@ -73,11 +72,19 @@ static het_status fuse(het_opt *o, int p, int d) {
                            .n = 2, .ints = ints};
   attrs[na++] = (het_attr){.name = "hetrt_dw_pads", .type = HET_ATTR_INTS,
                            .n = 4, .ints = ints + 2};
-  if (lo && hi) {
-    attrs[na++] = (het_attr){.name = "hetrt_dw_act_min",
-                             .type = HET_ATTR_FLOAT, .f = lo->f};
-    attrs[na++] = (het_attr){.name = "hetrt_dw_act_max",
-                             .type = HET_ATTR_FLOAT, .f = hi->f};
+  /* the depthwise half's activation (opt_activation.c) under dw names */
+  static const char *const act[5][2] = {
+      {"hetrt_act_min", "hetrt_dw_act_min"},
+      {"hetrt_act_max", "hetrt_dw_act_max"},
+      {"hetrt_act", "hetrt_dw_act"},
+      {"hetrt_act_alpha", "hetrt_dw_act_alpha"},
+      {"hetrt_act_beta", "hetrt_dw_act_beta"}};
+  for (int i = 0; i < 5; i++) {
+    const het_attr *a = het_node_find_attr(dn, act[i][0]);
+    if (a) {
+      attrs[na] = *a;
+      attrs[na++].name = act[i][1];
+    }
   }
   het_opt_absorb_next(o, p, d); /* releases d's reads, Wd's and Bd's too */
   pn = &g->nodes[p];

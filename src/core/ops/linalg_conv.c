@@ -163,7 +163,8 @@ bool het_conv_dw_attrs(const het_node *n, int64_t strides[2],
  * (X, W, B; its attributes and fused clamp are the node's) whose output
  * only a 2-D depthwise Conv reads (input 3: Wd [M, 1, KH, KW], input 4:
  * Bd, may be omitted; strides hetrt_dw_strides, pads hetrt_dw_pads as
- * begin, begin, end, end, clamp hetrt_dw_act_min / hetrt_dw_act_max).
+ * begin, begin, end, end, activation hetrt_dw_act_min / hetrt_dw_act_max
+ * or hetrt_dw_act with hetrt_dw_act_alpha / hetrt_dw_act_beta).
  * Y is the depthwise Conv's output. */
 het_status het_infer_fused_conv_dw(het_infer_ctx *ctx) {
   HET_TRY(het_infer_conv(ctx));

@@ -58,6 +58,9 @@ const char *het_node_fused_activation(const het_node *node) {
 }
 
 const char *het_node_fused_dw_activation(const het_node *node) {
+  const het_attr *op = het_node_find_attr(node, "hetrt_dw_act");
+  if (op && op->s)
+    return op->s;
   return het_fused_clamp(node, "hetrt_dw_act_min", "hetrt_dw_act_max");
 }
 

@@ -15,6 +15,9 @@ conv_dw: small, with a torch reference (x [N, 8, 13, 11], data set N = 2);
       (1, 2), asymmetric as tf2onnx writes SAME -> k3 -> y3  [N, 4, 6, 12]
   p4: 1x1 8->12 read by the dw 3x3 and by a Relu (two readers: not fused)
       -> k4 -> y4 (dw), y5 (Relu)
+  p5: 1x1 8->16 -> LeakyRelu(0.125) -> dw 3x3 stride 1 pad 1 ->
+      HardSigmoid(0.25, 0.5) -> k5 -> y6 (activations other than clamps,
+      fused by name into each half)                          [N, 4, 13, 11]
   Inputs and weights lie on binary grids (rnd): every sum is exact in
   float32, so any order of additions matches the reference.
 
@@ -53,7 +56,9 @@ w = {"w1": rnd(24, 8, 1, 1), "b1": rnd(24), "d1": rnd(24, 1, 3, 3),
      "w3": rnd(16, 8, 1, 1), "b3": rnd(16), "d3": rnd(16, 1, 5, 5),
      "e3": rnd(16), "w4": rnd(12, 8, 1, 1), "d4": rnd(12, 1, 3, 3),
      "ws": rnd(8, 8, 3, 3), "bs": rnd(8), "k1": rnd(4, 24, 1, 1),
-     "k2": rnd(4, 20, 1, 1), "k3": rnd(4, 16, 1, 1), "k4": rnd(4, 12, 1, 1)}
+     "k2": rnd(4, 20, 1, 1), "k3": rnd(4, 16, 1, 1), "k4": rnd(4, 12, 1, 1),
+     "w5": rnd(16, 8, 1, 1), "b5": rnd(16), "d5": rnd(16, 1, 3, 3),
+     "e5": rnd(16), "k5": rnd(4, 16, 1, 1)}
 lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
 hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
 nodes = [
@@ -77,13 +82,20 @@ nodes = [
     helper.make_node("Conv", ["a4", "d4"], ["z4"], name="p4_dw", group=12,
                      pads=[1] * 4),
     helper.make_node("Relu", ["a4"], ["y5"], name="p4_relu"),
+    helper.make_node("Conv", ["t", "w5", "b5"], ["a5"], name="p5_expand"),
+    helper.make_node("LeakyRelu", ["a5"], ["r5"], name="p5_leaky", alpha=0.125),
+    helper.make_node("Conv", ["r5", "d5", "e5"], ["s5"], name="p5_dw",
+                     group=16, pads=[1] * 4),
+    helper.make_node("HardSigmoid", ["s5"], ["z5"], name="p5_hsig",
+                     alpha=0.25, beta=0.5),
+    helper.make_node("Conv", ["z5", "k5"], ["y6"], name="k5"),
 ] + [helper.make_node("Conv", [f"z{i}", f"k{i}"], [f"y{i}"], name=f"k{i}")
      for i in range(1, 5)]
 graph = helper.make_graph(
     nodes, "conv_dw", [vi("x", ["N", 8, 13, 11])],
     [vi("y1", ["N", 4, 7, 6]), vi("y2", ["N", 4, 13, 11]),
      vi("y3", ["N", 4, 6, 12]), vi("y4", ["N", 4, 13, 11]),
-     vi("y5", ["N", 12, 13, 11])],
+     vi("y5", ["N", 12, 13, 11]), vi("y6", ["N", 4, 13, 11])],
     [numpy_helper.from_array(a, n) for n, a in w.items()] + [lo, hi])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 onnx.checker.check_model(model)
@@ -104,9 +116,13 @@ with torch.no_grad():
     y5 = a4.relu()
     y1, y2, y3, y4 = (F.conv2d(z, T[f"k{i}"])
                       for i, z in enumerate((y1, y2, y3, y4), 1))
+    r5 = F.leaky_relu(F.conv2d(X, T["w5"], T["b5"]), 0.125)
+    s5 = F.conv2d(r5, T["d5"], T["e5"], padding=1, groups=16)
+    y6 = F.conv2d((0.25 * s5 + 0.5).clamp(0, 1), T["k5"])
 save_case("conv_dw", model, [("x", x)],
           [(n, t.numpy()) for n, t in
-           [("y1", y1), ("y2", y2), ("y3", y3), ("y4", y4), ("y5", y5)]])
+           [("y1", y1), ("y2", y2), ("y3", y3), ("y4", y4), ("y5", y5),
+            ("y6", y6)]])
 
 # ---- conv_dw_bands ----
 w = {"w1": rnd(64, 8, 1, 1), "b1": rnd(64), "d1": rnd(64, 1, 3, 3),
