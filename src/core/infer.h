@@ -52,6 +52,13 @@ const char *const *het_op_fused_parts(const char *domain, const char *op_type);
  * "Relu" or "Clip" for hetrt_act_min/max, the op name for hetrt_act; NULL
  * when none.  A device must support it as well as the node's own op. */
 const char *het_node_fused_activation(const het_node *node);
+/* Copies node's fused-activation attributes (hetrt_act_min/max, or
+ * hetrt_act with hetrt_act_alpha/beta) into out under hetrt.FusedConvDw's
+ * names for its depthwise half (to_dw: hetrt_act* → hetrt_dw_act*), or
+ * back (hetrt_dw_act* → hetrt_act*); how many (at most HET_ACT_ATTRS).
+ * The copies share the originals' data. */
+#define HET_ACT_ATTRS 5
+int het_node_copy_act_attrs(const het_node *node, bool to_dw, het_attr *out);
 /* hetrt.FusedConvDw's second activation (its depthwise half's), as
  * het_node_fused_activation names it, or NULL. */
 const char *het_node_fused_dw_activation(const het_node *node);

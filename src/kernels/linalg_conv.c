@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/infer.h"
 #include "kernels/linalg_conv_dw.h"
 #include "kernels/linalg_convt_tiles.h"
 #include "kernels/linalg_dnnl_api.h"
@@ -354,19 +355,7 @@ void het_lk_dw_half_init(const het_node *fused, int64_t m, bool band,
                              .n = 2, .ints = d->ints};
   d->attrs[n++] = (het_attr){.name = "pads", .type = HET_ATTR_INTS, .n = 4,
                              .ints = d->ints + 2};
-  static const char *const act[5][2] = {
-      {"hetrt_dw_act_min", "hetrt_act_min"},
-      {"hetrt_dw_act_max", "hetrt_act_max"},
-      {"hetrt_dw_act", "hetrt_act"},
-      {"hetrt_dw_act_alpha", "hetrt_act_alpha"},
-      {"hetrt_dw_act_beta", "hetrt_act_beta"}};
-  for (int i = 0; i < 5; i++) {
-    const het_attr *a = het_node_find_attr(fused, act[i][0]);
-    if (a) {
-      d->attrs[n] = *a;
-      d->attrs[n++].name = act[i][1];
-    }
-  }
+  n += het_node_copy_act_attrs(fused, false, d->attrs + n);
   d->inputs[0] = het_node_input(fused, 0);
   d->inputs[1] = het_node_input(fused, 3);
   d->inputs[2] = het_node_input(fused, 4);

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "core/infer.h"
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
 
@@ -73,19 +74,7 @@ static het_status fuse(het_opt *o, int p, int d) {
   attrs[na++] = (het_attr){.name = "hetrt_dw_pads", .type = HET_ATTR_INTS,
                            .n = 4, .ints = ints + 2};
   /* the depthwise half's activation (opt_activation.c) under dw names */
-  static const char *const act[5][2] = {
-      {"hetrt_act_min", "hetrt_dw_act_min"},
-      {"hetrt_act_max", "hetrt_dw_act_max"},
-      {"hetrt_act", "hetrt_dw_act"},
-      {"hetrt_act_alpha", "hetrt_dw_act_alpha"},
-      {"hetrt_act_beta", "hetrt_dw_act_beta"}};
-  for (int i = 0; i < 5; i++) {
-    const het_attr *a = het_node_find_attr(dn, act[i][0]);
-    if (a) {
-      attrs[na] = *a;
-      attrs[na++].name = act[i][1];
-    }
-  }
+  na += het_node_copy_act_attrs(dn, true, attrs + na);
   het_opt_absorb_next(o, p, d); /* releases d's reads, Wd's and Bd's too */
   pn = &g->nodes[p];
   pn->inputs = inputs;

@@ -57,6 +57,27 @@ const char *het_node_fused_activation(const het_node *node) {
   return het_fused_clamp(node, "hetrt_act_min", "hetrt_act_max");
 }
 
+/* A fused activation's attributes (opt_activation.c) and their names on
+ * hetrt.FusedConvDw's depthwise half. */
+static const char *const het_act_attrs[HET_ACT_ATTRS][2] = {
+    {"hetrt_act_min", "hetrt_dw_act_min"},
+    {"hetrt_act_max", "hetrt_dw_act_max"},
+    {"hetrt_act", "hetrt_dw_act"},
+    {"hetrt_act_alpha", "hetrt_dw_act_alpha"},
+    {"hetrt_act_beta", "hetrt_dw_act_beta"}};
+
+int het_node_copy_act_attrs(const het_node *node, bool to_dw, het_attr *out) {
+  int n = 0;
+  for (int i = 0; i < HET_ACT_ATTRS; i++) {
+    const het_attr *a = het_node_find_attr(node, het_act_attrs[i][!to_dw]);
+    if (a) {
+      out[n] = *a;
+      out[n++].name = het_act_attrs[i][to_dw];
+    }
+  }
+  return n;
+}
+
 const char *het_node_fused_dw_activation(const het_node *node) {
   const het_attr *op = het_node_find_attr(node, "hetrt_dw_act");
   if (op && op->s)
