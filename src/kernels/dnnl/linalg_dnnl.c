@@ -652,6 +652,26 @@ static het_status build_oom(const het_node *node) {
                         "oneDNN: out of memory building the primitive");
 }
 
+/* Builds into *e an entry of s for X dims xd (rank xr) that no cache
+ * holds, for one call when the cache is full (direct algorithm: nothing
+ * is timed for it); *oom when the build ran out of memory.  The caller
+ * clears *e after its run; false (and *e cleared) when oneDNN refused it
+ * or memory ran out. */
+static bool entry_build_once(const het_dnnl_state *s, const het_node *node,
+                             const int64_t *xd, int xr, const het_tensor *w,
+                             bool bias, dnnl_entry *e, bool *oom) {
+  memset(e, 0, sizeof *e);
+  het_dnnl_oom_take();
+  bool ok = conv_entry_create(s, node, xd, xr, w, bias, HET_CONV_ALGO_DIRECT,
+                              e);
+  *oom = het_dnnl_oom_take();
+  if (!ok || *oom) {
+    entry_clear(e);
+    ok = false;
+  }
+  return ok;
+}
+
 /* Finds or builds the entry for x's shape: *out, NULL when the cache is
  * full; OUT_OF_MEMORY (nothing cached, a later call tries again) when the
  * build ran out of memory. */
@@ -856,15 +876,10 @@ static het_status convdw_half(het_dnnl_state *s, const het_node *node,
   dnnl_entry tmp;
   HET_TRY(entry_get(s, node, xd, 4, w, b != NULL, &e));
   if (!e) {
-    memset(&tmp, 0, sizeof tmp);
-    het_dnnl_oom_take();
-    tmp.ok = conv_entry_create(s, node, xd, 4, w, b != NULL,
-                               HET_CONV_ALGO_DIRECT, &tmp);
-    if (!tmp.ok) {
-      entry_clear(&tmp);
-      if (het_dnnl_oom_take())
-        return build_oom(errnode);
-    }
+    bool oom;
+    tmp.ok = entry_build_once(s, node, xd, 4, w, b != NULL, &tmp, &oom);
+    if (oom)
+      return build_oom(errnode);
     e = &tmp;
   }
   bool ok = e->ok && (!x || entry_execute(e, (void *)x, b ? b->data : NULL,
@@ -928,26 +943,18 @@ typedef struct convdw_sched {
   size_t floats;
 } convdw_sched;
 
-/* Whether s holds an entry for X dims xd (4 of them), else whether it
- * has room for k more; *found says which. */
+/* Whether s holds an entry for X dims xd (4 of them; NULL: looks for
+ * none), else whether it has room for k more; *found says which. */
 static bool entry_room(het_dnnl_state *s, const int64_t *xd, int k,
                        bool *found) {
   pthread_mutex_lock(&s->mu);
   *found = false;
-  for (int i = 0; i < s->n && !*found; i++)
+  for (int i = 0; xd && i < s->n && !*found; i++)
     *found = s->entries[i].key_rank == 4 &&
              memcmp(s->entries[i].key, xd, 4 * sizeof(int64_t)) == 0;
   bool room = s->n + k <= DNNL_CACHE;
   pthread_mutex_unlock(&s->mu);
   return *found || room;
-}
-
-/* Whether s has room for k more entries. */
-static bool entries_free(het_dnnl_state *s, int k) {
-  pthread_mutex_lock(&s->mu);
-  bool room = s->n + k <= DNNL_CACHE;
-  pthread_mutex_unlock(&s->mu);
-  return room;
 }
 
 /* The schedule for X dims xd on threads; false when the depthwise half
@@ -965,10 +972,10 @@ static bool convdw_sched_init(het_dnnl_state *s, const het_node *node,
   size_t mid = (size_t)(g->h * g->w * g->m);
   p->ob = convdw_band_rows(g);
   int64_t bd[4] = {1, g->m, (p->ob - 1) * g->sh + g->kh, g->w};
-  bool seen = false; /* this band shape ran before: its 1x1 rows too */
+  bool seen = false, none; /* seen: this band shape ran, its 1x1 rows too */
   p->bands = threads <= 1 && mid * sizeof(float) > (size_t)s->l2 &&
              entry_room(s->dw, bd, 2, &seen) &&
-             (seen || entries_free(s, 4));
+             (seen || entry_room(s, NULL, 4, &none));
   p->floats = p->bands ? (size_t)(bd[2] * g->w * g->m) : mid * (size_t)xd[0];
   if (!p->bands)
     p->ob = g->oh;
@@ -1319,15 +1326,14 @@ static het_status conv_run_uncached(het_kernel_ctx *ctx,
   const het_tensor *z = ctx->n_inputs > 3 ? ctx->inputs[3] : NULL;
   het_tensor *y = ctx->outputs[0];
   dnnl_entry e;
-  memset(&e, 0, sizeof e);
-  het_dnnl_oom_take();
-  bool built = conv_entry_create(s, ctx->node, x->dims, x->rank, w,
-                                 b != NULL, HET_CONV_ALGO_DIRECT, &e) &&
+  bool oom;
+  bool built = entry_build_once(s, ctx->node, x->dims, x->rank, w, b != NULL,
+                                &e, &oom) &&
                dnnl_memory_desc_get_size(&e.dst_user) == y->nbytes;
   bool ok = built && entry_execute(&e, x->data, b ? b->data : NULL, y->data,
                                    z ? z->data : NULL);
   entry_clear(&e);
-  if (!built && het_dnnl_oom_take())
+  if (oom)
     return build_oom(ctx->node);
   if (!built)
     return s->nhwc_in | s->nhwc_out
