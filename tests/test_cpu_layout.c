@@ -660,12 +660,12 @@ END_TEST
 #define CONV_DW_BANDS HETRT_TEST_DATA "/optimizer/conv_dw_bands"
 
 /* FusedConvDw node n of conv_dw_bands on x (NCHW, dims xd) into a new y
- * of dims yd (caller owns), run on state (oneDNN channels-last when
- * nhwc: x and y converted here; NULL: the generic plain path). */
+ * of dims yd (caller owns, NCHW), run on state (oneDNN, X channels-last
+ * when in, Y when out: converted here; NULL: the generic plain path). */
 static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
                                 void *state, const float *x,
                                 const int64_t *xd, const int64_t *yd,
-                                bool nhwc, int threads) {
+                                bool in, bool out, int threads) {
   int64_t nb = xd[0], c = xd[1], hw = xd[2] * xd[3];
   het_tensor *xt = NULL, *y = NULL, *yp = NULL;
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &xt),
@@ -676,21 +676,21 @@ static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
   for (int64_t b = 0; b < nb; b++) /* NCHW -> NHWC */
     for (int64_t k = 0; k < c; k++)
       for (int64_t i = 0; i < hw; i++)
-        xl[nhwc ? (b * hw + i) * c + k : (b * c + k) * hw + i] =
+        xl[in ? (b * hw + i) * c + k : (b * c + k) * hw + i] =
             x[(b * c + k) * hw + i];
-  het_tensor *in[5];
+  het_tensor *ins[5];
   for (int i = 0; i < n->n_inputs; i++) { /* an omitted bias: NULL */
     int v = het_node_input(n, i);
-    in[i] = i == 0 ? xt : v >= 0 ? g->values[v].initializer : NULL;
+    ins[i] = i == 0 ? xt : v >= 0 ? g->values[v].initializer : NULL;
   }
   het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = n->n_inputs,
-                        .inputs = in, .n_outputs = 1, .outputs = &y,
+                        .inputs = ins, .n_outputs = 1, .outputs = &y,
                         .state = state, .threads = threads,
-                        .nhwc_in = nhwc, .nhwc_out = nhwc};
+                        .nhwc_in = in, .nhwc_out = out};
   ck_assert_msg(het_lk_conv_dw_fused_run(&ctx) == HET_OK, "%s",
                 het_last_error());
   het_tensor_destroy(xt);
-  if (!nhwc)
+  if (!out)
     return y;
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &yp),
                    HET_OK);
@@ -705,12 +705,13 @@ static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
   return yp;
 }
 
-/* The FusedConvDw node name of conv_dw_bands, prepared channels-last with
- * an L2 of l2 bytes for threads (the graph's X, [N, 8, 37, 97]). */
-static void *conv_dw_prepare(const het_graph *g, const het_node *n, long l2,
-                             int threads) {
+/* FusedConvDw node n of conv_dw_bands prepared on oneDNN with X
+ * channels-last when in, Y when out, and an L2 of l2 bytes for threads
+ * (the graph's X, [N, 8, 37, 97]). */
+static void *conv_dw_prepare(const het_graph *g, const het_node *n, bool in,
+                             bool out, long l2, int threads) {
   ck_assert_str_eq(n->op_type, "FusedConvDw");
-  het_kernel_prep prep = {.nhwc_in = 1, .nhwc_out = 1,
+  het_kernel_prep prep = {.nhwc_in = in, .nhwc_out = out,
                           .conv_algo = HET_CONV_ALGO_DIRECT,
                           .threads = threads, .cache_l2 = l2};
   void *state = NULL;
@@ -719,16 +720,18 @@ static void *conv_dw_prepare(const het_graph *g, const het_node *n, long l2,
   return state;
 }
 
-/* conv_dw_once on x [2, 8, 37, 97]: channels-last prepared with l2 on
- * threads (nhwc), or the generic plain path; prims: the primitives built
- * for the 1x1 half, the depthwise half on bands and on whole images. */
+/* conv_dw_once on x [2, 8, 37, 97]: on oneDNN (dnnl) prepared with l2 on
+ * threads, X channels-last when in, Y when out, or the generic plain path;
+ * prims: the primitives built for the 1x1 half, the depthwise half on
+ * bands and on whole images. */
 static het_tensor *run_conv_dw(const het_graph *g, const char *name,
-                               const float *x, const int64_t *yd, bool nhwc,
-                               long l2, int threads, int prims[3]) {
+                               const float *x, const int64_t *yd, bool dnnl,
+                               bool in, bool out, long l2, int threads,
+                               int prims[3]) {
   const het_node *n = &g->nodes[node_named(g, name)];
   const int64_t xd[4] = {2, 8, 37, 97};
-  void *state = nhwc ? conv_dw_prepare(g, n, l2, threads) : NULL;
-  het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, nhwc, threads);
+  void *state = dnnl ? conv_dw_prepare(g, n, in, out, l2, threads) : NULL;
+  het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, in, out, threads);
   for (int i = 0; i < 3; i++)
     prims[i] = het_dnnl_convdw_entries(state, i);
   het_dnnl_state_destroy(state);
@@ -754,10 +757,11 @@ START_TEST(test_conv_dw_bands) {
   } modes[3] = {{64 << 10, 1, true}, {64 << 10, 2, false}, {64 << 20, 1, false}};
   for (int k = 0; k < 3; k++) {
     int p[3];
-    het_tensor *ref = run_conv_dw(g, names[k], x, yd[k], false, 0, 1, p);
+    het_tensor *ref =
+        run_conv_dw(g, names[k], x, yd[k], false, false, false, 0, 1, p);
     for (int i = 0; i < 3; i++) {
-      het_tensor *y = run_conv_dw(g, names[k], x, yd[k], true, modes[i].l2,
-                                  modes[i].threads, p);
+      het_tensor *y = run_conv_dw(g, names[k], x, yd[k], true, true, true,
+                                  modes[i].l2, modes[i].threads, p);
       /* bands: several 1x1 row counts (the first band's, the next ones') */
       ck_assert_msg(modes[i].bands ? p[0] >= 2 && p[1] >= 1 && p[2] == 0
                                    : p[1] == 0 && p[2] >= 1,
@@ -774,6 +778,44 @@ START_TEST(test_conv_dw_bands) {
 }
 END_TEST
 
+/* The pairs of conv_dw_bands with X or Y (or both) left plain NCHW by the
+ * layout pass, as a squeeze-excitation block's broadcasting Mul leaves a
+ * MobileNetV3 pair's Y: they run on oneDNN too (the 1x1 half from X's
+ * layout into the channels-last buffer, the depthwise half from it into
+ * Y's), whole images only (a band is a run of channels-last rows, so no
+ * band primitives even where the output exceeds the L2), and agree with
+ * the generic plain path. */
+START_TEST(test_conv_dw_mixed_layouts) {
+  het_graph *g = load_model(CONV_DW_BANDS "/model.onnx");
+  static float x[2 * 8 * 37 * 97];
+  fill_pattern(x, 2 * 8 * 37 * 97);
+  const char *names[3] = {"p1_expand", "p2_expand", "p3_expand"};
+  const int64_t yd[3][4] = {
+      {2, 64, 37, 97}, {2, 64, 19, 49}, {2, 64, 18, 96}};
+  const bool lay[3][2] = {{true, false}, {false, true}, {false, false}};
+  for (int k = 0; k < 3; k++) {
+    int p[3];
+    het_tensor *ref =
+        run_conv_dw(g, names[k], x, yd[k], false, false, false, 0, 1, p);
+    for (int i = 0; i < 3; i++) {
+      het_tensor *y = run_conv_dw(g, names[k], x, yd[k], true, lay[i][0],
+                                  lay[i][1], 64 << 10, 1, p);
+      ck_assert_msg(p[0] >= 1 && p[1] == 0 && p[2] >= 1,
+                    "%s in %d out %d: %d 1x1, %d band and %d whole "
+                    "primitives",
+                    names[k], lay[i][0], lay[i][1], p[0], p[1], p[2]);
+      char msg[256];
+      ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
+                    "%s in %d out %d: %s", names[k], lay[i][0], lay[i][1],
+                    msg);
+      het_tensor_destroy(y);
+    }
+    het_tensor_destroy(ref);
+  }
+  het_graph_destroy(g);
+}
+END_TEST
+
 /* One FusedConvDw state (p1_expand, bands on an L2 of 64 KiB) on images
  * of 14 heights: more shapes than it caches primitives for (it falls back
  * to whole images, then to primitives built per call); each result
@@ -781,13 +823,13 @@ END_TEST
 START_TEST(test_conv_dw_band_shapes) {
   het_graph *g = load_model(CONV_DW_BANDS "/model.onnx");
   const het_node *n = &g->nodes[node_named(g, "p1_expand")];
-  void *state = conv_dw_prepare(g, n, 64 << 10, 1);
+  void *state = conv_dw_prepare(g, n, true, true, 64 << 10, 1);
   static float x[8 * 37 * 97];
   fill_pattern(x, 8 * 37 * 97);
   for (int64_t h = 37; h >= 11; h -= 2) {
     const int64_t xd[4] = {1, 8, h, 97}, yd[4] = {1, 64, h, 97};
-    het_tensor *ref = conv_dw_once(g, n, NULL, x, xd, yd, false, 1);
-    het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, true, 1);
+    het_tensor *ref = conv_dw_once(g, n, NULL, x, xd, yd, false, false, 1);
+    het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, true, true, 1);
     char msg[256];
     ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
                   "height %lld: %s", (long long)h, msg);
@@ -1058,6 +1100,7 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_strided_1x1_gathered);
   tcase_add_test(core, test_conv_dw_bands);
   tcase_add_test(core, test_conv_dw_band_shapes);
+  tcase_add_test(core, test_conv_dw_mixed_layouts);
 #endif
   tcase_add_test(core, test_strided_1x1_sessions);
   tcase_add_test(core, test_conv_dw_sessions);

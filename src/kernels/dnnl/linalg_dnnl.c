@@ -16,7 +16,8 @@
  * strides pick, gathered into a staging buffer first (gather_shape).
  * Depthwise Convs run here too (brdgmm_dw), and hetrt.FusedConvDw's two
  * halves, band by band where that keeps the 1x1 half's output in the
- * cache (convdw_bands).  Entries are read-only once
+ * cache and X and Y are channels-last (convdw_bands), else each half
+ * whole, through a channels-last buffer.  Entries are read-only once
  * published; scratchpads and staging buffers are per thread (user
  * scratchpad mode), so runs on several threads at once are safe.  A
  * plain-layout node oneDNN refuses falls back; an NHWC one is refused at
@@ -316,8 +317,11 @@ static bool conv_entry_build(const het_dnnl_state *s, const conv_dims *c,
                              const int64_t *xd, int xr, const het_tensor *w,
                              dnnl_primitive_desc_t pd, dnnl_entry *e) {
   dnnl_memory_desc_t wuser;
+  /* a FusedConvDw's 1x1 half (s->dw set) writes the channels-last buffer
+   * its depthwise half reads, whatever the node's Y layout */
   dnnl_format_tag_t xt = s->nhwc_in & 1 ? cl_tag(xr) : plain_tag(xr);
-  dnnl_format_tag_t yt = s->nhwc_out & 1 ? cl_tag(xr) : plain_tag(xr);
+  dnnl_format_tag_t yt =
+      s->nhwc_out & 1 || s->dw ? cl_tag(xr) : plain_tag(xr);
   if (!plain_md(&wuser, c->wr, c->w, false) ||
       !md_tag(&e->src_user, xr, xd, xt) ||
       !md_tag(&e->dst_user, xr, c->y, yt)) {
@@ -958,7 +962,8 @@ static bool entry_room(het_dnnl_state *s, const int64_t *xd, int k,
 }
 
 /* The schedule for X dims xd on threads; false when the depthwise half
- * does not fit its input.  Bands need their primitives cached (a shape
+ * does not fit its input.  Bands need X and Y channels-last (a band is a
+ * run of their rows) and their primitives cached (a shape
  * seen before, or room for the 1x1 half's few row counts and the band's
  * depthwise primitives): with the caches full, each band would build its
  * primitives on every call, so the pair runs whole. */
@@ -973,7 +978,8 @@ static bool convdw_sched_init(het_dnnl_state *s, const het_node *node,
   p->ob = convdw_band_rows(g);
   int64_t bd[4] = {1, g->m, (p->ob - 1) * g->sh + g->kh, g->w};
   bool seen = false, none; /* seen: this band shape ran, its 1x1 rows too */
-  p->bands = threads <= 1 && mid * sizeof(float) > (size_t)s->l2 &&
+  p->bands = threads <= 1 && (s->nhwc_in & s->nhwc_out & 1) &&
+             mid * sizeof(float) > (size_t)s->l2 &&
              entry_room(s->dw, bd, 2, &seen) &&
              (seen || entry_room(s, NULL, 4, &none));
   p->floats = p->bands ? (size_t)(bd[2] * g->w * g->m) : mid * (size_t)xd[0];
@@ -1002,15 +1008,18 @@ static het_status convdw_run_images(het_dnnl_state *s, const het_node *node,
   return HET_OK;
 }
 
-/* FusedConvDw's state: s runs the 1x1 half, s->dw and s->dw_full the
- * depthwise half (bands, whole images), all channels-last (the node's X
- * and Y must be); the primitives X's shape needs (batch 1 for a symbolic
- * batch) are built now when it is otherwise static. */
+/* FusedConvDw's state: s runs the 1x1 half (from X in the node's layout
+ * into the channels-last buffer), s->dw and s->dw_full the depthwise
+ * half (bands: channels-last in and out; whole images: from the buffer
+ * into Y in the node's layout); the primitives X's shape needs (batch 1
+ * for a symbolic batch) are built now when it is otherwise static. */
 static het_status convdw_prepare(const het_graph *graph, const het_node *node,
                                  const het_kernel_prep *prep,
                                  het_dnnl_state *s) {
   het_kernel_prep nhwc = {.nhwc_in = 1, .nhwc_out = 1,
                           .conv_algo = HET_CONV_ALGO_DIRECT};
+  het_kernel_prep full = nhwc;
+  full.nhwc_out = prep->nhwc_out;
   const het_tensor *in[5] = {NULL, node_init(graph, node, 1),
                              het_node_input(node, 2) >= 0
                                  ? node_init(graph, node, 2)
@@ -1032,7 +1041,7 @@ static het_status convdw_prepare(const het_graph *graph, const het_node *node,
   het_lk_dw_half_init(node, in[1]->dims[0], true, s->dw_node);
   het_lk_dw_half_init(node, in[1]->dims[0], false, s->dw_full_node);
   HET_TRY(state_create(&s->dw_node->node, KIND_CONV, &nhwc, &s->dw));
-  HET_TRY(state_create(&s->dw_full_node->node, KIND_CONV, &nhwc, &s->dw_full));
+  HET_TRY(state_create(&s->dw_full_node->node, KIND_CONV, &full, &s->dw_full));
   s->dw->share_w = s->dw_full->share_w = true;
   const het_shape *xs = &graph->values[het_node_input(node, 0)].shape;
   if (xs->rank != 4 || het_shape_item_count(xs) < 0)
@@ -1064,13 +1073,6 @@ static het_status dnnl_prepare(const het_graph *graph, const het_node *node,
                               "node '%s': no oneDNN path for NHWC", node->name)
                   : HET_OK;
   }
-  if (kind == KIND_CONV && is_convdw(node) &&
-      (!(prep->nhwc_in & 1) || !(prep->nhwc_out & 1)))
-    return nhwc ? het_error(HET_ERR_UNSUPPORTED,
-                            "node '%s': the 1x1 + depthwise pair runs on "
-                            "oneDNN channels-last only",
-                            node->name)
-                : HET_OK; /* the two halves one after the other */
   het_dnnl_state *s = NULL;
   HET_TRY(state_create(node, kind, prep, &s));
   *state = s;
