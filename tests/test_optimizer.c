@@ -64,13 +64,14 @@ static const opt_case k_cases[] = {
      * after the first one with them */
     {"resnet_block", HET_OPT_ALL, 10,
      {{"FusedConv", 2}, {"Conv", 3}, {"Add", 0}, {"Relu", 0}, {"Clip", 0}}},
-    /* gen_conv_dw.py: four 1x1 + depthwise pairs (clamps, LeakyRelu and
-     * HardSigmoid, no biases, asymmetric pads, strides (2, 1)) become
-     * hetrt.FusedConvDw; the 1x1 with a second reader stays two Convs */
-    {"conv_dw", HET_OPT_ALL, 13,
-     {{"FusedConvDw", 4}, {"Conv", 8}, {"Clip", 0}, {"Relu", 1},
-      {"LeakyRelu", 0}, {"HardSigmoid", 0}}},
-    {"conv_dw", HET_OPT_EXTENDED, 17, {{"FusedConvDw", 0}, {"Conv", 16}}},
+    /* gen_conv_dw.py: five 1x1 + depthwise pairs (clamps, LeakyRelu and
+     * HardSigmoid, no biases, asymmetric pads, strides (2, 1), one read
+     * by a squeeze-excitation gate) become hetrt.FusedConvDw; the 1x1
+     * with a second reader stays two Convs */
+    {"conv_dw", HET_OPT_ALL, 18,
+     {{"FusedConvDw", 5}, {"Conv", 9}, {"Clip", 0}, {"Relu", 1},
+      {"LeakyRelu", 0}, {"HardSigmoid", 0}, {"Mul", 1}}},
+    {"conv_dw", HET_OPT_EXTENDED, 23, {{"FusedConvDw", 0}, {"Conv", 19}}},
     /* gen_convt_bn.py: two BatchNormalizations fold into their
      * ConvTransposes, which take the Relu and the LeakyRelu; the grouped
      * ConvTranspose keeps its BatchNormalization and Tanh */
@@ -230,7 +231,7 @@ START_TEST(test_stats) {
   ck_assert_int_eq(st.pools_below_concat, 0);
   het_graph_destroy(g);
   g = load_graph("conv_dw", HET_OPT_ALL, &st);
-  ck_assert_int_eq(st.conv_dws_fused, 4);
+  ck_assert_int_eq(st.conv_dws_fused, 5);
   het_graph_destroy(g);
   g = load_graph("fire", HET_OPT_ALL, &st);
   ck_assert_int_eq(st.pools_below_concat, 2);

@@ -3,7 +3,10 @@
 
 Usage: /usr/bin/python3 bench/perf/gen_models.py OUTDIR [--models a,b,...]
 Writes OUTDIR/<name>.onnx (opset 13, constant folding on) for: resnet18,
-resnet50, mobilenet_v2, squeezenet1_1 (1x3x224x224), bert4 (4-layer
+resnet50, mobilenet_v2, squeezenet1_1, mobilenet_v3_large (1x3x224x224;
+opset 13 has no HardSwish, so its hard-swish is written out as
+x * HardSigmoid(x), and its squeeze-excitation blocks end in a broadcasting
+Mul), bert4 (4-layer
 BERT-base-sized nn.TransformerEncoder, 1x128x768) and mlp4 (4 x Linear(1024)
 + ReLU, 64x1024).  The models are not committed; run.py calls this.
 """
@@ -51,6 +54,7 @@ MODELS = {
     "resnet50": (_tv("resnet50"), (1, 3, 224, 224)),
     "mobilenet_v2": (_tv("mobilenet_v2"), (1, 3, 224, 224)),
     "squeezenet1_1": (_tv("squeezenet1_1"), (1, 3, 224, 224)),
+    "mobilenet_v3_large": (_tv("mobilenet_v3_large"), (1, 3, 224, 224)),
     "bert4": (_bert4, (1, 128, 768)),
     "mlp4": (_mlp, (64, 1024)),
 }

@@ -18,6 +18,11 @@ conv_dw: small, with a torch reference (x [N, 8, 13, 11], data set N = 2);
   p5: 1x1 8->16 -> LeakyRelu(0.125) -> dw 3x3 stride 1 pad 1 ->
       HardSigmoid(0.25, 0.5) -> k5 -> y6 (activations other than clamps,
       fused by name into each half)                          [N, 4, 13, 11]
+  p6: 1x1 8->16 -> Relu -> dw 3x3 stride 1 pad 1 -> Relu, then a
+      squeeze-excitation gate: GlobalAveragePool -> Sigmoid -> Mul with
+      the pair's output -> k6 -> y7.  The broadcasting Mul leaves the
+      pair's Y NCHW while its X is channels-last (MobileNetV3's blocks)
+                                                             [N, 4, 13, 11]
   Inputs and weights lie on binary grids (rnd): every sum is exact in
   float32, so any order of additions matches the reference.
 
@@ -58,7 +63,9 @@ w = {"w1": rnd(24, 8, 1, 1), "b1": rnd(24), "d1": rnd(24, 1, 3, 3),
      "ws": rnd(8, 8, 3, 3), "bs": rnd(8), "k1": rnd(4, 24, 1, 1),
      "k2": rnd(4, 20, 1, 1), "k3": rnd(4, 16, 1, 1), "k4": rnd(4, 12, 1, 1),
      "w5": rnd(16, 8, 1, 1), "b5": rnd(16), "d5": rnd(16, 1, 3, 3),
-     "e5": rnd(16), "k5": rnd(4, 16, 1, 1)}
+     "e5": rnd(16), "k5": rnd(4, 16, 1, 1), "w6": rnd(16, 8, 1, 1),
+     "b6": rnd(16), "d6": rnd(16, 1, 3, 3), "e6": rnd(16),
+     "k6": rnd(4, 16, 1, 1)}
 lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
 hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
 nodes = [
@@ -89,13 +96,23 @@ nodes = [
     helper.make_node("HardSigmoid", ["s5"], ["z5"], name="p5_hsig",
                      alpha=0.25, beta=0.5),
     helper.make_node("Conv", ["z5", "k5"], ["y6"], name="k5"),
+    helper.make_node("Conv", ["t", "w6", "b6"], ["a6"], name="p6_expand"),
+    helper.make_node("Relu", ["a6"], ["r6"], name="p6_relu0"),
+    helper.make_node("Conv", ["r6", "d6", "e6"], ["s6"], name="p6_dw",
+                     group=16, pads=[1] * 4),
+    helper.make_node("Relu", ["s6"], ["z6"], name="p6_relu1"),
+    helper.make_node("GlobalAveragePool", ["z6"], ["q6"], name="p6_pool"),
+    helper.make_node("Sigmoid", ["q6"], ["g6"], name="p6_gate"),
+    helper.make_node("Mul", ["z6", "g6"], ["m6"], name="p6_scale"),
+    helper.make_node("Conv", ["m6", "k6"], ["y7"], name="k6"),
 ] + [helper.make_node("Conv", [f"z{i}", f"k{i}"], [f"y{i}"], name=f"k{i}")
      for i in range(1, 5)]
 graph = helper.make_graph(
     nodes, "conv_dw", [vi("x", ["N", 8, 13, 11])],
     [vi("y1", ["N", 4, 7, 6]), vi("y2", ["N", 4, 13, 11]),
      vi("y3", ["N", 4, 6, 12]), vi("y4", ["N", 4, 13, 11]),
-     vi("y5", ["N", 12, 13, 11]), vi("y6", ["N", 4, 13, 11])],
+     vi("y5", ["N", 12, 13, 11]), vi("y6", ["N", 4, 13, 11]),
+     vi("y7", ["N", 4, 13, 11])],
     [numpy_helper.from_array(a, n) for n, a in w.items()] + [lo, hi])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 onnx.checker.check_model(model)
@@ -119,10 +136,14 @@ with torch.no_grad():
     r5 = F.leaky_relu(F.conv2d(X, T["w5"], T["b5"]), 0.125)
     s5 = F.conv2d(r5, T["d5"], T["e5"], padding=1, groups=16)
     y6 = F.conv2d((0.25 * s5 + 0.5).clamp(0, 1), T["k5"])
+    r6 = F.conv2d(X, T["w6"], T["b6"]).relu()
+    z6 = F.conv2d(r6, T["d6"], T["e6"], padding=1, groups=16).relu()
+    g6 = z6.mean(dim=(2, 3), keepdim=True).sigmoid()
+    y7 = F.conv2d(z6 * g6, T["k6"])
 save_case("conv_dw", model, [("x", x)],
           [(n, t.numpy()) for n, t in
            [("y1", y1), ("y2", y2), ("y3", y3), ("y4", y4), ("y5", y5),
-            ("y6", y6)]])
+            ("y6", y6), ("y7", y7)]])
 
 # ---- conv_dw_bands ----
 w = {"w1": rnd(64, 8, 1, 1), "b1": rnd(64), "d1": rnd(64, 1, 3, 3),
