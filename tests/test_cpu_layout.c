@@ -93,7 +93,9 @@ START_TEST(test_plan_whole_graph) {
   ck_assert_uint_eq(l[pool].nhwc_in, pooled);
   ck_assert_uint_eq(l[pool].nhwc_out, pooled);
   ck_assert_uint_eq(l[conv3].nhwc_in, pooled);
-  /* c3 is read by a broadcasting Mul: NCHW; y1 is a graph output. */
+  /* c3, the per-channel Mul's output m and the Add's y1 share a group
+   * (the Mul broadcasts a [1, C, 1, 1] scale, as in either layout): y1 is
+   * a graph output, so all NCHW. */
   ck_assert_uint_eq(l[conv3].nhwc_out, 0);
   ck_assert_uint_eq(l[conv4].nhwc_in, 0);
   ck_assert_uint_eq(l[conv4].nhwc_out, 0);
@@ -353,6 +355,58 @@ START_TEST(test_conv_dw_sessions) {
       opt_session_case_threads(env, dir, levels[i], "auto", NULL, t);
       opt_session_case_threads(env, dir, levels[i], "nchw", NULL, t);
     }
+  het_env_destroy(env);
+}
+END_TEST
+
+/* gen_se_gates.py: an Add, Sub or Mul by one value per image and channel
+ * (a squeeze-excitation gate [N, C, 1, 1], constants [C, 1, 1] and
+ * [1, C, 1, 1]) between two Convs goes channels-last with them; an Add of
+ * a [C, H, W] constant or a Mul by a [C, 1, W] one keeps its operands
+ * NCHW, and with them the stem's output that all the gates read. */
+START_TEST(test_plan_se_gates) {
+  het_graph *g = load_model(HETRT_TEST_DATA "/optimizer/se_gates_nhwc/model.onnx");
+  het_cpu_layout *l = plan(g, NULL, 0, NULL);
+  ck_assert_uint_eq(l[node_named(g, "stem")].nhwc_out, 1);
+  for (int i = 1; i <= 3; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "g%d", i);
+    int n = node_named(g, name);
+    ck_assert_msg((l[n].nhwc_in & 1) && l[n].nhwc_out == 1,
+                  "%s: in %u out %u", name, l[n].nhwc_in, l[n].nhwc_out);
+  }
+  ck_assert_uint_eq(l[node_named(g, "g1")].nhwc_in >> 1, 0); /* the gate */
+  free(l);
+  het_graph_destroy(g);
+  g = load_model(HETRT_TEST_DATA "/optimizer/se_gates/model.onnx");
+  l = plan(g, NULL, 0, NULL);
+  ck_assert_uint_eq(l[node_named(g, "stem")].nhwc_out, 0);
+  for (int i = 1; i <= 5; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "g%d", i);
+    int n = node_named(g, name);
+    ck_assert_msg(l[n].nhwc_in == 0 && l[n].nhwc_out == 0, "%s: in %u out %u",
+                  name, l[n].nhwc_in, l[n].nhwc_out);
+  }
+  free(l);
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* The gates of gen_se_gates.py agree with torch at every level, layout
+ * and thread count (channels-last ones broadcast in the stored order). */
+START_TEST(test_se_gates_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  const char *dirs[] = {HETRT_TEST_DATA "/optimizer/se_gates",
+                        HETRT_TEST_DATA "/optimizer/se_gates_nhwc"};
+  const char *levels[] = {"none", "all"};
+  for (int d = 0; d < 2; d++)
+    for (int i = 0; i < 2; i++)
+      for (int t = 1; t <= 2; t++) {
+        opt_session_case_threads(env, dirs[d], levels[i], "auto", NULL, t);
+        opt_session_case_threads(env, dirs[d], levels[i], "nchw", NULL, t);
+      }
   het_env_destroy(env);
 }
 END_TEST
@@ -1104,6 +1158,8 @@ static Suite *layout_suite(void) {
 #endif
   tcase_add_test(core, test_strided_1x1_sessions);
   tcase_add_test(core, test_conv_dw_sessions);
+  tcase_add_test(core, test_plan_se_gates);
+  tcase_add_test(core, test_se_gates_sessions);
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);
   tcase_add_test(core, test_plan_qdq_chain);

@@ -213,8 +213,34 @@ het_status het_ew_binary(const het_kernel_ctx *ctx, const het_tensor *a,
     ops[1].rank = a->rank;
     ops[1].dims = legacy_dims;
   }
+  /* An NHWC output (the CPU layout pass, kernel.h): operands of its shape
+   * are NHWC too, the others hold one value per image and channel at most
+   * (layout.c, per_channel: the same bytes in both layouts), so the
+   * broadcast runs on every dims reordered N, H, W, C. */
+  int64_t nhwc_dims[3][4];
+  const int64_t *out_dims = out->dims;
+  if (!legacy && (ctx->nhwc_out & 1) && out->rank == 4) {
+    for (int k = 0; k < 3; k++) {
+      const int64_t *d = k < 2 ? ops[k].dims : out->dims;
+      int r = k < 2 ? ops[k].rank : out->rank;
+      if (r > 4)
+        return het_error(HET_ERR_INTERNAL,
+                         "node '%s' (%s): NHWC broadcast of a rank-%d input",
+                         ctx->node->name, ctx->node->op_type, r);
+      int64_t d4[4] = {1, 1, 1, 1};
+      for (int i = 0; i < r; i++)
+        d4[4 - r + i] = d[i];
+      int64_t *p = nhwc_dims[k];
+      p[0] = d4[0], p[1] = d4[2], p[2] = d4[3], p[3] = d4[1];
+      if (k < 2) {
+        ops[k].rank = 4;
+        ops[k].dims = p;
+      }
+    }
+    out_dims = nhwc_dims[2];
+  }
   het_status st = het_bcast_run_pool(ctx->par, out->data,
-                                     het_dtype_size(out->dtype), out->dims,
+                                     het_dtype_size(out->dtype), out_dims,
                                      out->rank, 2, ops, fn, user);
   if (st != HET_OK)
     return het_error_wrap(st, "node '%s' (%s)", ctx->node->name,

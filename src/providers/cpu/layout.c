@@ -4,8 +4,9 @@
  * convolutions run ~1.5x faster than im2col on NCHW, its int8 ones run
  * channels-last only, and keeping whole chains channels-last saves a
  * reorder on each side of every Conv.  Values joined by an op that needs
- * one layout on all its rank-4 operands (elementwise without broadcast,
- * per-tensor QuantizeLinear/DequantizeLinear, hetrt.QLinearAdd, pooling
+ * one layout on all its rank-4 operands (elementwise without broadcast or
+ * with one value per image and channel, per-tensor
+ * QuantizeLinear/DequantizeLinear, hetrt.QLinearAdd, pooling
  * (float32, and 8-bit MaxPool), Concat on channels, depthwise Conv,
  * FusedConv's residual and output) form a group;
  * a group goes NHWC when every value in it is produced and read only by
@@ -82,6 +83,31 @@ static bool no_broadcast(const het_graph *g, const het_node *n) {
   return true;
 }
 
+/* Add, Sub, Mul or Div whose inputs have the output's shape or hold one
+ * value per image and channel at most ([N or 1, C or 1, 1, 1], or fewer
+ * dims ending in 1, 1): a squeeze-excitation gate.  Such an input has the
+ * same bytes in both layouts, and the kernel (het_ew_binary) broadcasts
+ * it over an NHWC X in the stored order. */
+static bool per_channel(const het_graph *g, const het_node *n) {
+  static const char *const ops[] = {"Add", "Sub", "Mul", "Div", NULL};
+  int y = node_output(n, 0);
+  if (!in_list(n->op_type, ops) || n->n_inputs != 2 || y < 0 ||
+      g->values[y].shape.rank != 4)
+    return false;
+  for (int i = 0; i < 2; i++) {
+    int v = n->inputs[i];
+    const het_shape *s = v >= 0 ? &g->values[v].shape : NULL;
+    if (!s || s->rank < 0 || s->rank > 4)
+      return false;
+    if (het_shape_same(s, &g->values[y].shape))
+      continue;
+    for (int d = s->rank - 2; d < s->rank; d++)
+      if (d >= 0 && s->dims[d].value != 1)
+        return false;
+  }
+  return true;
+}
+
 static bool is_depthwise(const het_graph *g, const het_node *n) {
   int w = het_node_input(n, 1);
   const het_tensor *t = w >= 0 ? g->values[w].initializer : NULL;
@@ -131,7 +157,7 @@ static layout_rule node_rule(const het_graph *g, const het_node *n,
   if (!onnx || !x4 || limit == HET_CPU_LAYOUT_NCHW)
     return RULE_PLAIN;
   if (in_list(n->op_type, unary_ops) || in_list(n->op_type, binary_ops))
-    return no_broadcast(g, n) ? RULE_SAME : RULE_PLAIN;
+    return no_broadcast(g, n) || per_channel(g, n) ? RULE_SAME : RULE_PLAIN;
   if (in_list(n->op_type, pool_ops))
     return node_output(n, 1) < 0 ? RULE_SAME : RULE_PLAIN;
   if (strcmp(n->op_type, "Concat") == 0) {

@@ -6,7 +6,7 @@ torch reference.
   x -> conv1 3x3 -> Relu -> conv2 3x3 --+--> Add -> Relu -> r2
   x -> skip 1x1 ------------------------+
   r2 -> MaxPool 3x3/2 -> conv3 1x1 -> Clip(0,6) -> c3
-  c3 -> Mul by a per-channel [1,C,1,1] scale (broadcast: NCHW only) -> m
+  c3 -> Mul by a per-channel [1,C,1,1] scale -> m
   c3 -> conv4 3x3 -> Add(m) -> y1 (graph output)
   y1 -> GlobalAveragePool -> Flatten -> Gemm -> y2 (graph output)
 Channel counts (12, 20, 24) are not multiples of 16, H = W = 13 is odd.
