@@ -673,6 +673,46 @@ START_TEST(test_quant_vec) {
 }
 END_TEST
 
+/* hetrt.QLinearLut: y = table[x] for uint8 x (entry x) and int8 x (entry
+ * x + 128), over every length of the lengths list (the 64-byte vector body
+ * and its tails, a pool-sized one on three threads) and every byte. */
+START_TEST(test_qlinear_lut) {
+  het_threadpool *pool = make_pool();
+  int64_t n256 = 256;
+  het_tensor *table = NULL;
+  ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_UINT8, &n256, 1, &table),
+                   HET_OK);
+  uint8_t *tb = table->data;
+  for (int i = 0; i < 256; i++)
+    tb[i] = (uint8_t)(i * 97 + 13); /* a permutation: every entry differs */
+  for (int sgn = 0; sgn < 2; sgn++)
+    for (int l = 0; l < N_LENGTHS; l++) {
+      int64_t n = lengths[l];
+      het_dtype xt = sgn ? HET_DTYPE_INT8 : HET_DTYPE_UINT8;
+      het_tensor *x = NULL, *y = NULL;
+      ck_assert_int_eq(het_tensor_create_empty(xt, &n, 1, &x), HET_OK);
+      ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_UINT8, &n, 1, &y),
+                       HET_OK);
+      uint8_t *xb = x->data, *yb = y->data;
+      for (int64_t i = 0; i < n; i++)
+        xb[i] = (uint8_t)(i * 7 + l);
+      het_tensor *ins[2] = {x, table};
+      run_kernel(het_kernel_ew_run_QLinearLut, "QLinearLut", 1, NULL, 0, ins,
+                 2, y, n > 1000 ? pool : NULL);
+      for (int64_t i = 0; i < n; i++) {
+        int entry = sgn ? (int8_t)xb[i] + 128 : xb[i];
+        EXPECT(yb[i] == tb[entry], "%s x %d at %lld of %lld: %d, want %d",
+               sgn ? "int8" : "uint8", sgn ? (int8_t)xb[i] : xb[i],
+               (long long)i, (long long)n, yb[i], tb[entry]);
+      }
+      het_tensor_destroy(x);
+      het_tensor_destroy(y);
+    }
+  het_tensor_destroy(table);
+  het_threadpool_destroy(pool);
+}
+END_TEST
+
 static Suite *vec_suite(void) {
   Suite *s = suite_create("kernels_vec");
   TCase *un = tcase_create("unary");
@@ -698,6 +738,7 @@ static Suite *vec_suite(void) {
   suite_add_tcase(s, half);
   TCase *quant = tcase_create("quant8");
   tcase_add_test(quant, test_quant_vec);
+  tcase_add_test(quant, test_qlinear_lut);
   suite_add_tcase(s, quant);
   return s;
 }

@@ -121,6 +121,15 @@ static const opt_case k_cases[] = {
      {{"Div", 2}, {"Clip", 2}, {"HardSwish", 0}, {"HardSigmoid", 0}}},
     {"fire", HET_OPT_EXTENDED, 14,
      {{"Concat", 4}, {"MaxPool", 1}, {"FusedConv", 0}, {"Relu", 0}}},
+    /* gen_qlut.py: hard-swish with its inner Q/DQ pair, a Sigmoid on
+     * int8 and LeakyRelu + Add become hetrt.QLinearLut tables; a chain
+     * with a per-channel constant and one whose Tanh is a graph output
+     * stay; the DQs the latter read stay */
+    {"qdq_lut", HET_OPT_EXTENDED, 16,
+     {{"QLinearLut", 3}, {"HardSigmoid", 0}, {"Sigmoid", 0},
+      {"LeakyRelu", 0}, {"Add", 0}, {"Mul", 1}, {"Tanh", 1},
+      {"QuantizeLinear", 4}, {"DequantizeLinear", 7}}},
+    {"qdq_lut", HET_OPT_BASIC, 23, {{"QLinearLut", 0}}},
     /* gen_qdq.py: Q -> DQ -> Conv -> Relu -> Q -> DQ keeps the first Q
      * and the last DQ around one QLinearConv; likewise for a MatMul */
     {"qdq_conv", HET_OPT_EXTENDED, 3,
@@ -232,6 +241,9 @@ START_TEST(test_stats) {
   het_graph_destroy(g);
   g = load_graph("conv_dw", HET_OPT_ALL, &st);
   ck_assert_int_eq(st.conv_dws_fused, 5);
+  het_graph_destroy(g);
+  g = load_graph("qdq_lut", HET_OPT_EXTENDED, &st);
+  ck_assert_int_eq(st.qdq_luts, 3);
   het_graph_destroy(g);
   g = load_graph("fire", HET_OPT_ALL, &st);
   ck_assert_int_eq(st.pools_below_concat, 2);
@@ -377,6 +389,24 @@ START_TEST(test_qdq_weighed_by_cost) {
 }
 END_TEST
 
+/* A chain into a table follows a policy rule that gives one of its nodes
+ * a float precision (hard-swish's HardSigmoid, Sigmoid's Q) and stays as
+ * written; an int8 rule changes nothing. */
+START_TEST(test_qlut_rules) {
+  weigh_model m = {.int8_s = 1.0, .float_s = 1.0};
+  const char *names[] = {"A_hsig", "B_q", "C_add"};
+  bool int8[] = {false, false, true};
+  het_optimize_int8 rule = {.names = names, .int8 = int8, .n_names = 3};
+  het_optimize_stats st;
+  het_graph *g = load_weighed("qdq_lut", &m, &rule, false, &st);
+  ck_assert_int_eq(opt_count_op(g, "QLinearLut"), 1); /* C's */
+  ck_assert_int_eq(opt_count_op(g, "HardSigmoid"), 1);
+  ck_assert_int_eq(opt_count_op(g, "Sigmoid"), 1);
+  ck_assert_int_eq(st.qdq_luts, 1);
+  het_graph_destroy(g);
+}
+END_TEST
+
 /* A policy rule decides without weighing; an island with an unknown dim
  * is weighed (as the estimates take such dims) and says so. */
 START_TEST(test_qdq_weighing_rules_and_dims) {
@@ -507,6 +537,7 @@ static Suite *optimizer_suite(void) {
   tcase_add_test(core, test_session_default_optimizes);
   tcase_add_test(core, test_qdq_weighed_by_cost);
   tcase_add_test(core, test_qdq_weighing_rules_and_dims);
+  tcase_add_test(core, test_qlut_rules);
   suite_add_tcase(s, core);
   TCase *limits = tcase_create("limits");
   tcase_add_test(limits, test_level_none_is_identity);

@@ -8,7 +8,8 @@ Writes OUTDIR/<model>/calib/test_data_set_K/input_0.pb (N sets, default 32) and
 OUTDIR/<model>/eval/test_data_set_K/input_0.pb (M sets, default 16), ONNX
 TensorProto files named after the model's input, for the models of
 bench/perf/gen_models.py that run.sh quantizes:
-- resnet18, resnet50, mobilenet_v2 (input float32 [1,3,224,224]): synthetic
+- resnet18, resnet50, mobilenet_v2, mobilenet_v3_large (input float32
+  [1,3,224,224]): synthetic
   "natural-looking" RGB images, not white noise: a 1/f-weighted sum of smooth
   random fields (octaves 4..112 px, bilinearly upsampled), shared luminance plus
   weaker chroma, a few flat-coloured discs/rectangles (sharp edges, occlusion),
@@ -34,7 +35,7 @@ from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MODELS = ("resnet18", "resnet50", "mobilenet_v2", "bert4")
+MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "bert4")
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], np.float32).reshape(3, 1, 1)
 IMAGENET_STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(3, 1, 1)
 SEED_CALIB, SEED_EVAL = 1_000_000, 2_000_000

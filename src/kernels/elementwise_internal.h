@@ -44,6 +44,7 @@
   X(Where, "") X(Cast, "") X(CastLike, "") X(Clip, "") X(Dropout, "")       \
   X(QuantizeLinear, "") X(DequantizeLinear, "")                             \
   X(DynamicQuantizeLinear, "") X(QLinearAdd, "hetrt")                      \
+  X(QLinearLut, "hetrt")                                                    \
   X(Adagrad, HET_EW_TRAINING)                                               \
   X(Adam, HET_EW_TRAINING) X(Momentum, HET_EW_TRAINING)
 

@@ -1,14 +1,19 @@
 /* elementwise_quant.c — QuantizeLinear, DequantizeLinear (per tensor, or
- * per axis from opset 13), DynamicQuantizeLinear and hetrt.QLinearAdd
- * (the optimizer's DQ + DQ -> Add -> Q, operands of one shape).
+ * per axis from opset 13), DynamicQuantizeLinear, hetrt.QLinearAdd
+ * (the optimizer's DQ + DQ -> Add -> Q, operands of one shape) and
+ * hetrt.QLinearLut (its DQ -> elementwise ops -> Q as a table of 256).
  * Quantization divides in float32, rounds half to even and saturates to the zero point's type
  * (uint8 when absent).  float32 <-> (u)int8 runs on the vector loops of
  * quant_vec.c, one call per channel block; other types element by element.
  */
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/elementwise_internal.h"
+#include "kernels/parallel.h"
 #include "kernels/quant_vec.h"
 
 /* The [outer, channels, inner] split of x for a scale of `channels`
@@ -191,5 +196,68 @@ het_status het_kernel_ew_run_QLinearAdd(het_kernel_ctx *ctx) {
                      "c must be of one shape and one type", ctx->node->name);
   het_quant_vec_add(a->data, as, az, b->data, bs, bz, cs, cz,
                     a->dtype == HET_DTYPE_INT8, c->data, het_tensor_count(c));
+  return HET_OK;
+}
+
+/* ---- hetrt.QLinearLut: y = table[x] ---- */
+
+typedef struct het_qlut_job {
+  const uint8_t *x, *table;
+  uint8_t *y;
+  uint8_t flip; /* 0x80 for int8 x: byte -128 is entry 0 */
+} het_qlut_job;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* 64 bytes at a time: two 128-entry halves of the table (vpermi2b picks
+ * within one by the low 7 bits of the index), the top bit choosing. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static int64_t
+het_qlut_avx512(const het_qlut_job *j, int64_t i, int64_t end) {
+  __m512i t0 = _mm512_loadu_si512(j->table);
+  __m512i t1 = _mm512_loadu_si512(j->table + 64);
+  __m512i t2 = _mm512_loadu_si512(j->table + 128);
+  __m512i t3 = _mm512_loadu_si512(j->table + 192);
+  __m512i f = _mm512_set1_epi8((char)j->flip);
+  for (; i + 64 <= end; i += 64) {
+    __m512i v = _mm512_xor_si512(_mm512_loadu_si512(j->x + i), f);
+    __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+    __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+    _mm512_storeu_si512(j->y + i,
+                        _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+  }
+  return i;
+}
+#endif
+
+static void het_qlut_range(void *arg, int64_t begin, int64_t end) {
+  const het_qlut_job *j = arg;
+  int64_t i = begin;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx512vbmi") &&
+      __builtin_cpu_supports("avx512bw"))
+    i = het_qlut_avx512(j, i, end);
+#endif
+  for (; i < end; i++)
+    j->y[i] = j->table[(uint8_t)(j->x[i] ^ j->flip)];
+}
+
+het_status het_kernel_ew_run_QLinearLut(het_kernel_ctx *ctx) {
+  const het_tensor *x = ctx->inputs[0], *t = ctx->inputs[1];
+  het_tensor *y = ctx->outputs[0];
+  bool byte_x = x->dtype == HET_DTYPE_UINT8 || x->dtype == HET_DTYPE_INT8;
+  if (!byte_x || het_tensor_count(t) != 256 || t->dtype != y->dtype ||
+      (y->dtype != HET_DTYPE_UINT8 && y->dtype != HET_DTYPE_INT8))
+    return het_error(HET_ERR_UNSUPPORTED,
+                     "node '%s' (QLinearLut): x and the table of 256 must "
+                     "be uint8/int8, the table of y's type",
+                     ctx->node->name);
+  if (het_tensor_count(x) != het_tensor_count(y))
+    return het_error(HET_ERR_SHAPE, "node '%s' (QLinearLut): y has %lld "
+                     "values for x's %lld", ctx->node->name,
+                     (long long)het_tensor_count(y),
+                     (long long)het_tensor_count(x));
+  het_qlut_job j = {.x = x->data, .table = t->data, .y = y->data,
+                    .flip = x->dtype == HET_DTYPE_INT8 ? 0x80 : 0};
+  het_parallel_for(ctx->par, het_tensor_count(x), 1 << 16, het_qlut_range,
+                   &j);
   return HET_OK;
 }

@@ -82,8 +82,8 @@ static het_status het_opt_make_outputs(const het_node *node,
   return HET_OK;
 }
 
-/* Runs node's CPU kernel on its constant inputs; outs[i] receives output
- * i (NULL for omitted outputs), caller owns. */
+/* Runs node's CPU kernel on the tensors in[] (NULL: omitted); outs[i]
+ * receives output i (NULL for omitted outputs), caller owns. */
 static het_status het_opt_eval(const het_graph *g, const het_node *node,
                                het_tensor **in, het_value_info *in_info,
                                het_value_info *out_info, het_tensor **outs) {
@@ -94,10 +94,8 @@ static het_status het_opt_eval(const het_graph *g, const het_node *node,
   if (k->supports && !k->supports(g, node, why, sizeof why))
     return het_error(HET_ERR_UNSUPPORTED, "fold: %s", why);
   for (int i = 0; i < node->n_inputs; i++) {
-    int v = node->inputs[i];
     memset(&in_info[i], 0, sizeof in_info[i]);
     in_info[i].shape.rank = -1;
-    in[i] = v >= 0 ? g->values[v].initializer : NULL;
     if (in[i])
       het_value_info_from_tensor(&in_info[i], in[i]);
   }
@@ -157,8 +155,11 @@ static het_status het_opt_fold_node(het_opt *o, int n) {
   het_status st = HET_OK;
   if (!in || !outs || !in_info || !out_info)
     st = het_error(HET_ERR_OUT_OF_MEMORY, "fold: out of memory");
-  else if ((st = het_opt_eval(o->g, node, in, in_info, out_info, outs)) ==
-           HET_OK)
+  for (int i = 0; in && i < node->n_inputs; i++)
+    in[i] = node->inputs[i] >= 0 ? o->g->values[node->inputs[i]].initializer
+                                 : NULL;
+  if (st == HET_OK &&
+      (st = het_opt_eval(o->g, node, in, in_info, out_info, outs)) == HET_OK)
     het_opt_commit(o, n, outs);
   else if (st != HET_ERR_OUT_OF_MEMORY) {
     st = HET_OK;
@@ -226,4 +227,18 @@ het_status het_opt_fold_constants(het_opt *o) {
       HET_TRY(het_opt_fold_shape(o, n));
   }
   return HET_OK;
+}
+
+het_status het_opt_eval_node(const het_graph *g, const het_node *node,
+                             het_tensor **in, het_tensor **outs) {
+  size_t ni = (size_t)node->n_inputs + 1, no = (size_t)node->n_outputs + 1;
+  het_value_info *in_info = calloc(ni, sizeof *in_info);
+  het_value_info *out_info = calloc(no, sizeof *out_info);
+  het_status st =
+      in_info && out_info
+          ? het_opt_eval(g, node, in, in_info, out_info, outs)
+          : het_error(HET_ERR_OUT_OF_MEMORY, "fold: out of memory");
+  free(in_info);
+  free(out_info);
+  return st;
 }

@@ -63,11 +63,20 @@ het_status het_opt_compact(het_opt *o);
  * subgraph); counts them in stats. */
 void het_opt_drop_unused_initializers(het_opt *o);
 
+/* opt_fold.c: runs node's CPU kernel on in[] (its n_inputs tensors, NULL
+ * where omitted) into new tensors outs[] (n_outputs; NULL where omitted),
+ * caller owns; UNSUPPORTED when no kernel runs it or an output is larger
+ * than folding allows. */
+het_status het_opt_eval_node(const het_graph *g, const het_node *node,
+                             het_tensor **in, het_tensor **outs);
+
 /* ---- passes (each returns the number of rewrites through o->changes) ---- */
 het_status het_opt_remove_identities(het_opt *o);
 het_status het_opt_fold_constants(het_opt *o);
 het_status het_opt_fuse_qdq(het_opt *o);       /* opt_qdq.c: QDQ islands into
                                                    QLinearConv/QLinearMatMul */
+het_status het_opt_fuse_qlut(het_opt *o);      /* opt_qlut.c: DQ -> elementwise
+                                                   chain -> Q into a table */
 /* opt_qdq.c: Q/DQ through data-movement ops; *moved: nodes out of order */
 het_status het_opt_move_qdq(het_opt *o, bool *moved);
 het_status het_opt_f16_to_f32(het_opt *o);   /* opt_f16.c: float16 regions

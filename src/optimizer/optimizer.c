@@ -27,8 +27,10 @@ static het_status het_opt_round(het_opt *o) {
                             !(o->int8 && o->int8->off);
   if (int8)
     HET_TRY(het_opt_move_qdq(o, &moved));
-  if (int8 && !moved)
+  if (int8 && !moved) {
     HET_TRY(het_opt_fuse_qdq(o));
+    HET_TRY(het_opt_fuse_qlut(o)); /* adds tables: the round grows */
+  }
   if (o->level >= HET_OPT_EXTENDED && !moved)
     HET_TRY(het_opt_f16_to_f32(o)); /* adds Casts and values */
   bool grew = moved || o->g->n_nodes > o->n_nodes ||

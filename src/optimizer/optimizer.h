@@ -50,6 +50,8 @@ typedef struct het_optimize_stats {
   int qdq_kept_float;       /* islands left float because the estimates
                                found the float form cheaper (each time
                                weighed) */
+  int qdq_luts;             /* DQ -> elementwise float ops -> Q chains into
+                               hetrt.QLinearLut (opt_qlut.c) */
   int f16_values_widened;   /* float16 values given float32 storage or a
                                float32 copy (opt_f16.c) */
   int casts_cancelled;      /* Cast(Cast(u, wider), u's type) read as u */
@@ -71,8 +73,11 @@ typedef struct het_optimize_stats {
 het_status het_optimize(het_graph *g, int level, het_optimize_stats *stats);
 
 /* Which QDQ islands become int8 operators (QLinearConv, QLinearMatMul,
- * hetrt.QLinearAdd): by default all that the fast kernels take.  off: none
- * (the session option int8=off; Q/DQ stay where the model wrote them).
+ * hetrt.QLinearAdd, hetrt.QLinearLut): by default all that the fast
+ * kernels take.  off: none (the session option int8=off; Q/DQ stay where
+ * the model wrote them).  A chain into a table (opt_qlut.c) is never
+ * weighed (one pass over bytes instead of several over floats), and stays
+ * as written when a rule below gives one of its nodes a float precision.
  * names[i] (n_names of them) is a node given a precision by a policy
  * rule, int8[i] whether that precision is int8: an island follows its
  * operator's (the Conv, MatMul, Gemm or Add), else its QuantizeLinear's;

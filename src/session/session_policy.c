@@ -223,12 +223,12 @@ het_status het_policy_prepare(het_build_ctx *x) {
 /* ---- 3. rules on one graph ---- */
 
 /* Operators whose arithmetic is on 8-bit integers (the standard quantized
- * ones and the QDQ fusion's hetrt.QLinearAdd; het_session_precision adds
- * a MaxPool of 8-bit values). */
+ * ones and the QDQ fusions' hetrt.QLinearAdd and QLinearLut;
+ * het_session_precision adds a MaxPool of 8-bit values). */
 static bool het_integer_op(const het_node *n) {
   static const char *const onnx[] = {
       "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
-      "QLinearAdd", "QLinearMul", "QLinearAveragePool",
+      "QLinearAdd", "QLinearMul", "QLinearLut", "QLinearAveragePool",
       "QLinearGlobalAveragePool", "QLinearConcat", "QLinearSigmoid",
       "QLinearLeakyRelu", "QGemm"};
   if (strcmp(n->domain, "") && strcmp(n->domain, "hetrt") &&

@@ -192,6 +192,7 @@ const het_op_def het_ops_elementwise[] = {
     {"DequantizeLinear", "", 2, 3, 1, 1, het_infer_ew_dequantize},
     {"DynamicQuantizeLinear", "", 1, 1, 3, 3, het_infer_ew_dynamic_quantize},
     {"QLinearAdd", "hetrt", 8, 8, 1, 1, het_infer_ew_qlinear_add},
+    {"QLinearLut", "hetrt", 2, 2, 1, 1, het_infer_ew_qlinear_lut},
     {"Adagrad", TRAINING, 5, -1, 2, -1, het_infer_ew_adagrad},
     {"Adam", TRAINING, 6, -1, 3, -1, het_infer_ew_adam},
     {"Momentum", TRAINING, 5, -1, 2, -1, het_infer_ew_momentum},

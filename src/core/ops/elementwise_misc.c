@@ -167,6 +167,22 @@ het_status het_infer_ew_qlinear_add(het_infer_ctx *ctx) {
   return HET_OK;
 }
 
+het_status het_infer_ew_qlinear_lut(het_infer_ctx *ctx) {
+  uint32_t q8 = (1u << HET_DTYPE_UINT8) | (1u << HET_DTYPE_INT8);
+  HET_TRY(het_infer_require_type(ctx, 0, q8));
+  HET_TRY(het_infer_require_type(ctx, 1, q8));
+  const het_shape *t = &ctx->inputs[1].shape;
+  if (t->rank >= 0 && (t->rank != 1 || (t->dims[0].value >= 0 &&
+                                        t->dims[0].value != 256)))
+    return het_error(HET_ERR_SHAPE,
+                     "node '%s' (QLinearLut): the table must hold 256 "
+                     "values (one per byte)",
+                     ctx->node->name);
+  het_infer_copy(ctx, 0, 0);
+  ctx->outputs[0].dtype = ctx->inputs[1].dtype;
+  return HET_OK;
+}
+
 het_status het_infer_ew_dequantize(het_infer_ctx *ctx) {
   HET_TRY(het_infer_require_type(ctx, 0, (1u << HET_DTYPE_UINT8) |
                                              (1u << HET_DTYPE_INT8) |

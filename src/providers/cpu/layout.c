@@ -6,7 +6,7 @@
  * reorder on each side of every Conv.  Values joined by an op that needs
  * one layout on all its rank-4 operands (elementwise without broadcast or
  * with one value per image and channel, per-tensor
- * QuantizeLinear/DequantizeLinear, hetrt.QLinearAdd, pooling
+ * QuantizeLinear/DequantizeLinear, hetrt.QLinearAdd and QLinearLut, pooling
  * (float32, and 8-bit MaxPool), Concat on channels, depthwise Conv,
  * FusedConv's residual and output) form a group;
  * a group goes NHWC when every value in it is produced and read only by
@@ -137,6 +137,8 @@ static layout_rule node_rule(const het_graph *g, const het_node *n,
   else if ((onnx && in_list(n->op_type, quant_ops)) ||
            (hetrt && strcmp(n->op_type, "QLinearAdd") == 0))
     return no_broadcast(g, n) ? RULE_SAME : RULE_PLAIN;
+  else if (hetrt && strcmp(n->op_type, "QLinearLut") == 0)
+    return RULE_SAME; /* per element; input 1, the table, is not rank 4 */
   else if (onnx && strcmp(n->op_type, "MaxPool") == 0 &&
            !is_rank4_f32(g, het_node_input(n, 0))) /* uint8/int8 */
     return node_output(n, 1) < 0 ? RULE_SAME : RULE_PLAIN;
