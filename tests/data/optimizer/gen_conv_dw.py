@@ -20,9 +20,9 @@ conv_dw: small, with a torch reference (x [N, 8, 13, 11], data set N = 2);
       fused by name into each half)                          [N, 4, 13, 11]
   p6: 1x1 8->16 -> Relu -> dw 3x3 stride 1 pad 1 -> Relu, then a
       squeeze-excitation gate: GlobalAveragePool -> Sigmoid -> Mul with
-      the pair's output -> k6 -> y7.  The broadcasting Mul leaves the
-      pair's Y NCHW while its X is channels-last (MobileNetV3's blocks)
-                                                             [N, 4, 13, 11]
+      the pair's output -> k6 -> y7 (MobileNetV3's blocks; the Mul by a
+      [N, C, 1, 1] gate keeps the pair's Y channels-last, layout.c's
+      per_channel)                                           [N, 4, 13, 11]
   Inputs and weights lie on binary grids (rnd): every sum is exact in
   float32, so any order of additions matches the reference.
 
