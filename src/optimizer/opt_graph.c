@@ -19,6 +19,17 @@ bool het_opt_is_constant(const het_graph *g, int v) {
   return !(g->values[v].flags & HET_VALUE_GRAPH_INPUT) || g->ir_version < 4;
 }
 
+const het_tensor *het_opt_const_tensor(const het_graph *g, int v) {
+  if (het_opt_is_constant(g, v))
+    return g->values[v].initializer;
+  int p = v >= 0 ? g->values[v].producer : -1;
+  if (p < 0 || g->nodes[p].domain[0] ||
+      strcmp(g->nodes[p].op_type, "Constant") != 0)
+    return NULL;
+  const het_attr *a = het_node_find_attr(&g->nodes[p], "value");
+  return a && a->type == HET_ATTR_TENSOR ? a->t : NULL;
+}
+
 bool het_opt_has_subgraph(const het_node *node) {
   for (int a = 0; a < node->n_attrs; a++)
     if (node->attrs[a].type == HET_ATTR_GRAPH ||

@@ -38,6 +38,10 @@ void het_opt_deinit(het_opt *o);
  * where every initializer is listed as an input (ONNX Runtime does the
  * same). */
 bool het_opt_is_constant(const het_graph *g, int v);
+/* The constant tensor behind value v: a constant initializer, or a
+ * Constant node's value (for passes that run before folding turns those
+ * into initializers); NULL otherwise. */
+const het_tensor *het_opt_const_tensor(const het_graph *g, int v);
 /* True when node carries a subgraph attribute (If, Loop, Scan). */
 bool het_opt_has_subgraph(const het_node *node);
 /* Number of uses of v, or a large number when v is pinned / out of range. */

@@ -34,20 +34,6 @@
 #include "optimizer/opt_internal.h"
 #include "optimizer/opt_nlp.h"
 
-/* The constant tensor behind value v (an initializer, or a Constant
- * node's tensor: this pass runs before folding makes those initializers),
- * or NULL. */
-static const het_tensor *qdq_const(const het_graph *g, int v) {
-  if (het_opt_is_constant(g, v))
-    return g->values[v].initializer;
-  int p = v >= 0 ? g->values[v].producer : -1;
-  if (p < 0 || g->nodes[p].domain[0] ||
-      strcmp(g->nodes[p].op_type, "Constant") != 0)
-    return NULL;
-  const het_attr *a = het_node_find_attr(&g->nodes[p], "value");
-  return a && a->type == HET_ATTR_TENSOR ? a->t : NULL;
-}
-
 static bool qdq_is_int8(het_dtype t) {
   return t == HET_DTYPE_UINT8 || t == HET_DTYPE_INT8;
 }
@@ -60,8 +46,8 @@ static int qdq_dq(const het_opt *o, int v) {
     return -1;
   const het_node *n = &o->g->nodes[d];
   int zp = het_node_input(n, 2);
-  if (!qdq_const(o->g, het_node_input(n, 1)) ||
-      (zp >= 0 && !qdq_const(o->g, zp)))
+  if (!het_opt_const_tensor(o->g, het_node_input(n, 1)) ||
+      (zp >= 0 && !het_opt_const_tensor(o->g, zp)))
     return -1;
   return d;
 }
@@ -73,8 +59,8 @@ static bool qdq_scalar(const het_tensor *t) {
 /* Scale and zero point of a per-tensor DQ/Q node n (inputs 1, 2). */
 static bool qdq_params(const het_graph *g, const het_node *n, float *scale,
                        int32_t *zp, het_dtype type) {
-  const het_tensor *s = qdq_const(g, het_node_input(n, 1));
-  const het_tensor *z = qdq_const(g, het_node_input(n, 2));
+  const het_tensor *s = het_opt_const_tensor(g, het_node_input(n, 1));
+  const het_tensor *z = het_opt_const_tensor(g, het_node_input(n, 2));
   if (!qdq_scalar(s) || (z && (het_tensor_count(z) != 1 || z->dtype != type)))
     return false;
   *scale = *(const float *)s->data;
@@ -100,7 +86,8 @@ static bool qdq_act_implied(const het_graph *g, const het_node *a,
     cmax = het_node_attr_float(a, "max", INFINITY);
   } else {
     int vmin = het_node_input(a, 1), vmax = het_node_input(a, 2);
-    const het_tensor *tmin = qdq_const(g, vmin), *tmax = qdq_const(g, vmax);
+    const het_tensor *tmin = het_opt_const_tensor(g, vmin);
+    const het_tensor *tmax = het_opt_const_tensor(g, vmax);
     if ((vmin >= 0 && !qdq_scalar(tmin)) || (vmax >= 0 && !qdq_scalar(tmax)))
       return false;
     if (tmin)
@@ -119,9 +106,9 @@ static int qdq_bias(const het_opt *o, int b, float xs, const het_tensor *ws,
   if (d < 0)
     return -1;
   const het_node *n = &o->g->nodes[d];
-  const het_tensor *q = qdq_const(o->g, het_node_input(n, 0));
-  const het_tensor *s = qdq_const(o->g, het_node_input(n, 1));
-  const het_tensor *z = qdq_const(o->g, het_node_input(n, 2));
+  const het_tensor *q = het_opt_const_tensor(o->g, het_node_input(n, 0));
+  const het_tensor *s = het_opt_const_tensor(o->g, het_node_input(n, 1));
+  const het_tensor *z = het_opt_const_tensor(o->g, het_node_input(n, 2));
   if (!q || q->dtype != HET_DTYPE_INT32 || het_tensor_count(q) != channels ||
       !s || s->dtype != HET_DTYPE_FLOAT32)
     return -1;
@@ -166,8 +153,8 @@ static bool qdq_weight(het_opt *o, int w_dq, int axis, int *in,
   if (d < 0)
     return false;
   const het_node *n = &o->g->nodes[d];
-  const het_tensor *q = qdq_const(o->g, het_node_input(n, 0));
-  const het_tensor *s = qdq_const(o->g, het_node_input(n, 1));
+  const het_tensor *q = het_opt_const_tensor(o->g, het_node_input(n, 0));
+  const het_tensor *s = het_opt_const_tensor(o->g, het_node_input(n, 1));
   if (!q || !qdq_is_int8(q->dtype) || !s || s->dtype != HET_DTYPE_FLOAT32 ||
       het_node_input(n, 2) < 0)
     return false;
@@ -191,7 +178,8 @@ static bool qdq_weight(het_opt *o, int w_dq, int axis, int *in,
  * weights).  Others would run on the reference kernels, slower than the
  * float island they replace. */
 static bool qdq_fast_weight(const het_graph *g, const int *in) {
-  const het_tensor *w = qdq_const(g, in[3]), *z = qdq_const(g, in[5]);
+  const het_tensor *w = het_opt_const_tensor(g, in[3]);
+  const het_tensor *z = het_opt_const_tensor(g, in[5]);
   if (!w || w->dtype != HET_DTYPE_INT8 || !z)
     return false;
   for (int64_t i = 0; i < het_tensor_count(z); i++)
@@ -260,7 +248,7 @@ static het_status qdq_float_seconds(const het_opt *o, int c, int qn,
   for (int k = 0; k < n->n_inputs; k++) {
     int v = n->inputs[k], d = qdq_dq(o, v);
     if (d < 0 || het_opt_uses(o, v) != 1 ||
-        qdq_const(g, het_node_input(&g->nodes[d], 0)))
+        het_opt_const_tensor(g, het_node_input(&g->nodes[d], 0)))
       continue;
     HET_TRY(x->estimate(x->ctx, g, d, false, &t));
     *out += t;
@@ -367,7 +355,7 @@ static het_status qdq_shape_const(het_opt *o, const int64_t *v, int64_t n,
 /* Gemm's int8 weight (K x N, or N x K with transB) as an N x K x 1 x 1
  * QLinearConv weight: a new constant replacing in[3]. */
 static het_status qdq_gemm_weight(het_opt *o, bool trans_b, int *in) {
-  const het_tensor *w = qdq_const(o->g, in[3]);
+  const het_tensor *w = het_opt_const_tensor(o->g, in[3]);
   int64_t n = trans_b ? w->dims[0] : w->dims[1];
   int64_t k = trans_b ? w->dims[1] : w->dims[0];
   int64_t dims[4] = {n, k, 1, 1};
@@ -425,13 +413,13 @@ static het_status qdq_gemm(het_opt *o, int qn, int c, int act, int *in,
     return HET_OK;
   in[6] = het_node_input(&g->nodes[qn], 1);
   in[7] = het_node_input(&g->nodes[qn], 2);
-  const het_tensor *w = qdq_const(g, in[3]);
+  const het_tensor *w = het_opt_const_tensor(g, in[3]);
   int64_t n = trans_b ? w->dims[0] : w->dims[1];
   int64_t k = trans_b ? w->dims[1] : w->dims[0];
   int n_in = bv >= 0 ? 9 : 8;
   const het_tensor *bf = NULL;
   if (bv >= 0 && (in[8] = qdq_bias(o, bv, xs, ws, n)) < 0) {
-    bf = qdq_const(g, bv);
+    bf = het_opt_const_tensor(g, bv);
     if (!bf || bf->dtype != HET_DTYPE_FLOAT32 || het_tensor_count(bf) != n)
       return HET_OK;
   }
@@ -478,7 +466,7 @@ static het_status qdq_try(het_opt *o, int qn) {
   const het_node *q = &g->nodes[qn];
   int y = het_node_input(q, 0);
   int yzv = het_node_input(q, 2);
-  const het_tensor *yz = qdq_const(g, yzv);
+  const het_tensor *yz = het_opt_const_tensor(g, yzv);
   if (!yz || !qdq_is_int8(yz->dtype) || g->values[y].dtype != HET_DTYPE_FLOAT32)
     return HET_OK;
   float ys;
@@ -536,7 +524,7 @@ static het_status qdq_try(het_opt *o, int qn) {
   if (b >= 0) {
     int64_t channels = g->values[in[3]].initializer->dims[0];
     if ((in[8] = qdq_bias(o, b, xs, ws, channels)) < 0) {
-      bf = qdq_const(g, b);
+      bf = het_opt_const_tensor(g, b);
       if (!bf || bf->dtype != HET_DTYPE_FLOAT32 ||
           het_tensor_count(bf) != channels)
         return HET_OK;

@@ -51,18 +51,6 @@ static bool qlut_is(const het_node *n, const char *op) {
   return !n->domain[0] && strcmp(n->op_type, op) == 0;
 }
 
-/* The constant tensor behind v (an initializer, or a Constant node's
- * value: this pass runs before folding), or NULL. */
-static const het_tensor *qlut_const(const het_graph *g, int v) {
-  if (het_opt_is_constant(g, v))
-    return g->values[v].initializer;
-  int p = v >= 0 ? g->values[v].producer : -1;
-  if (p < 0 || !qlut_is(&g->nodes[p], "Constant"))
-    return NULL;
-  const het_attr *a = het_node_find_attr(&g->nodes[p], "value");
-  return a && a->type == HET_ATTR_TENSOR ? a->t : NULL;
-}
-
 /* The chain ending at QuantizeLinear qn: its nodes (qn excluded) and the
  * one 8-bit value they all start from (src, read by DequantizeLinears). */
 typedef struct qlut_chain {
@@ -84,7 +72,7 @@ static bool qlut_has(const qlut_chain *c, int node) {
 static bool qlut_walk(const het_opt *o, int v, qlut_chain *c, int *srcs,
                       int *n_srcs) {
   const het_graph *g = o->g;
-  const het_tensor *k = qlut_const(g, v);
+  const het_tensor *k = het_opt_const_tensor(g, v);
   if (k)
     return het_tensor_count(k) == 1;
   int p = v >= 0 ? g->values[v].producer : -1;
@@ -104,7 +92,7 @@ static bool qlut_walk(const het_opt *o, int v, qlut_chain *c, int *srcs,
     int in = n->inputs[i];
     if (in < 0)
       continue;
-    if (dq && i == 0 && !qlut_const(g, in)) {
+    if (dq && i == 0 && !het_opt_const_tensor(g, in)) {
       if (!qlut_byte(g->values[in].dtype))
         return false;
       /* an 8-bit source, unless it is a Q of the chain (seen later) */
@@ -207,7 +195,7 @@ static het_status qlut_eval(const het_graph *g, const het_node *n,
     int v = n->inputs[i];
     in[i] = v < 0 ? NULL : qlut_val(m, v);
     if (v >= 0 && !in[i])
-      in[i] = (het_tensor *)qlut_const(g, v);
+      in[i] = (het_tensor *)het_opt_const_tensor(g, v);
   }
   HET_TRY(het_opt_eval_node(g, n, in, out));
   m->id[m->n] = n->outputs[0];
