@@ -99,7 +99,9 @@ static bool qlut_walk(const het_opt *o, int v, qlut_chain *c, int *srcs,
       bool seen = false;
       for (int s = 0; s < *n_srcs; s++)
         seen |= srcs[s] == in;
-      if (!seen && *n_srcs < QLUT_MAX_NODES)
+      if (!seen && *n_srcs == QLUT_MAX_NODES)
+        return false; /* never dropped: a lost source would be misread */
+      if (!seen)
         srcs[(*n_srcs)++] = in;
       continue;
     }
@@ -125,7 +127,7 @@ static bool qlut_collect(const het_opt *o, int qn, qlut_chain *c) {
      * model's input quantized, say) stays a source */
     qlut_chain c2 = *c;
     int s2[QLUT_MAX_NODES], n2 = n_srcs - 1;
-    memcpy(s2, srcs, sizeof s2);
+    memcpy(s2, srcs, sizeof(int) * (size_t)n_srcs);
     s2[s] = s2[n2];
     if (!qlut_walk(o, v, &c2, s2, &n2))
       continue;
@@ -133,7 +135,7 @@ static bool qlut_collect(const het_opt *o, int qn, qlut_chain *c) {
       if (s2[t] == v)
         s2[t--] = s2[--n2];
     *c = c2;
-    memcpy(srcs, s2, sizeof s2);
+    memcpy(srcs, s2, sizeof(int) * (size_t)n2);
     n_srcs = n2;
     s = -1; /* the walk may have added sources: look again */
   }
@@ -281,7 +283,7 @@ static het_status qlut_try(het_opt *o, int qn, const int *pos) {
       !qlut_closed(o, qn, &c, keep) || qlut_kept_float(o, qn, &c))
     return HET_OK;
   for (int i = 0; i < c.n; i++)
-    if (c.nodes[i] >= o->n_nodes || pos[c.nodes[i]] < 0)
+    if (pos[c.nodes[i]] < 0)
       return HET_OK; /* added this round: not in g->order */
   het_tensor *table = NULL;
   het_status st = qlut_table(o, qn, &c, pos, &table);
