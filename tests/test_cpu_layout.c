@@ -342,19 +342,24 @@ START_TEST(test_strided_1x1_sessions) {
 }
 END_TEST
 
-/* gen_conv_dw.py's conv_dw: the 1x1 + depthwise pairs (fused at level
- * all: strides, asymmetric pads, no biases, clamps) agree with torch in
- * both layouts, unfused and fused, on one and two threads. */
-START_TEST(test_conv_dw_sessions) {
-  het_env *env;
-  ck_assert_int_eq(het_env_create(&env), HET_OK);
-  const char *dir = HETRT_TEST_DATA "/optimizer/conv_dw";
+/* The case in dir passes at levels none and all, with cpu.layout auto
+ * and nchw, on one and two threads. */
+static void sessions_every_way(het_env *env, const char *dir) {
   const char *levels[] = {"none", "all"};
   for (int i = 0; i < 2; i++)
     for (int t = 1; t <= 2; t++) {
       opt_session_case_threads(env, dir, levels[i], "auto", NULL, t);
       opt_session_case_threads(env, dir, levels[i], "nchw", NULL, t);
     }
+}
+
+/* gen_conv_dw.py's conv_dw: the 1x1 + depthwise pairs (fused at level
+ * all: strides, asymmetric pads, no biases, clamps) agree with torch in
+ * both layouts, unfused and fused, on one and two threads. */
+START_TEST(test_conv_dw_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/conv_dw");
   het_env_destroy(env);
 }
 END_TEST
@@ -365,7 +370,8 @@ END_TEST
  * a [C, H, W] constant or a Mul by a [C, 1, W] one keeps its operands
  * NCHW, and with them the stem's output that all the gates read. */
 START_TEST(test_plan_se_gates) {
-  het_graph *g = load_model(HETRT_TEST_DATA "/optimizer/se_gates_nhwc/model.onnx");
+  het_graph *g =
+      load_model(HETRT_TEST_DATA "/optimizer/se_gates_nhwc/model.onnx");
   het_cpu_layout *l = plan(g, NULL, 0, NULL);
   ck_assert_uint_eq(l[node_named(g, "stem")].nhwc_out, 1);
   for (int i = 1; i <= 3; i++) {
@@ -398,15 +404,8 @@ END_TEST
 START_TEST(test_se_gates_sessions) {
   het_env *env;
   ck_assert_int_eq(het_env_create(&env), HET_OK);
-  const char *dirs[] = {HETRT_TEST_DATA "/optimizer/se_gates",
-                        HETRT_TEST_DATA "/optimizer/se_gates_nhwc"};
-  const char *levels[] = {"none", "all"};
-  for (int d = 0; d < 2; d++)
-    for (int i = 0; i < 2; i++)
-      for (int t = 1; t <= 2; t++) {
-        opt_session_case_threads(env, dirs[d], levels[i], "auto", NULL, t);
-        opt_session_case_threads(env, dirs[d], levels[i], "nchw", NULL, t);
-      }
+  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/se_gates");
+  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/se_gates_nhwc");
   het_env_destroy(env);
 }
 END_TEST
