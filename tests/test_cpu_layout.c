@@ -364,6 +364,19 @@ START_TEST(test_conv_dw_sessions) {
 }
 END_TEST
 
+/* gen_conv_pool.py's conv_pool: Conv + MaxPool pairs (fused at level all:
+ * stems on the image input, pool pads and ceil_mode, a Clip between;
+ * a Conv with a second reader and a MaxPool whose Indices are read stay
+ * apart) agree with torch in both layouts, unfused and fused, on one and
+ * two threads. */
+START_TEST(test_conv_pool_sessions) {
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
+  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/conv_pool");
+  het_env_destroy(env);
+}
+END_TEST
+
 /* gen_se_gates.py: an Add, Sub or Mul by one value per image and channel
  * (a squeeze-excitation gate [N, C, 1, 1], constants [C, 1, 1] and
  * [1, C, 1, 1]) between two Convs goes channels-last with them; an Add of
@@ -712,58 +725,83 @@ END_TEST
 
 #define CONV_DW_BANDS HETRT_TEST_DATA "/optimizer/conv_dw_bands"
 
-/* FusedConvDw node n of conv_dw_bands on x (NCHW, dims xd) into a new y
- * of dims yd (caller owns, NCHW), run on state (oneDNN, X channels-last
- * when in, Y when out: converted here; NULL: the generic plain path). */
-static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
-                                void *state, const float *x,
-                                const int64_t *xd, const int64_t *yd,
-                                bool in, bool out, int threads) {
-  int64_t nb = xd[0], c = xd[1], hw = xd[2] * xd[3];
-  het_tensor *xt = NULL, *y = NULL, *yp = NULL;
+/* NCHW data of nb images of c channels and hw pixels into t (NHWC when
+ * nhwc), or back from t (to_nchw). */
+static void relayout(float *nchw, float *t, int64_t nb, int64_t c, int64_t hw,
+                     bool nhwc, bool to_nchw) {
+  for (int64_t b = 0; b < nb; b++)
+    for (int64_t k = 0; k < c; k++)
+      for (int64_t i = 0; i < hw; i++) {
+        float *l = &t[nhwc ? (b * hw + i) * c + k : (b * c + k) * hw + i];
+        float *p = &nchw[(b * c + k) * hw + i];
+        if (to_nchw)
+          *p = *l;
+        else
+          *l = *p;
+      }
+}
+
+/* Node n (its weights g's initializers) on x (NCHW, dims xd) into a new y
+ * of dims yd (caller owns, NCHW) by run, on state (oneDNN, X
+ * channels-last when in, Y when out: converted here; NULL: the generic
+ * plain path).  z: a FusedConv's residual (NCHW, dims yd) or NULL; with
+ * z_in_place it is Y's own buffer, as the memory plan may make it. */
+static het_tensor *node_once(const het_graph *g, const het_node *n,
+                             het_status (*run)(het_kernel_ctx *),
+                             void *state, const float *x, const int64_t *xd,
+                             const int64_t *yd, const float *z,
+                             bool z_in_place, bool in, bool out,
+                             int threads) {
+  het_tensor *xt = NULL, *y = NULL, *zt = NULL, *yp = NULL;
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, xd, 4, &xt),
                    HET_OK);
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &y),
                    HET_OK);
-  float *xl = xt->data;
-  for (int64_t b = 0; b < nb; b++) /* NCHW -> NHWC */
-    for (int64_t k = 0; k < c; k++)
-      for (int64_t i = 0; i < hw; i++)
-        xl[in ? (b * hw + i) * c + k : (b * c + k) * hw + i] =
-            x[(b * c + k) * hw + i];
-  het_tensor *ins[5];
+  relayout((float *)x, xt->data, xd[0], xd[1], xd[2] * xd[3], in, false);
+  het_tensor *ins[5] = {NULL};
   for (int i = 0; i < n->n_inputs; i++) { /* an omitted bias: NULL */
     int v = het_node_input(n, i);
     ins[i] = i == 0 ? xt : v >= 0 ? g->values[v].initializer : NULL;
+  }
+  if (z) {
+    if (!z_in_place)
+      ck_assert_int_eq(
+          het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &zt), HET_OK);
+    ins[3] = z_in_place ? y : zt;
+    relayout((float *)z, ins[3]->data, yd[0], yd[1], yd[2] * yd[3], out,
+             false);
   }
   het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = n->n_inputs,
                         .inputs = ins, .n_outputs = 1, .outputs = &y,
                         .state = state, .threads = threads,
                         .nhwc_in = in, .nhwc_out = out};
-  ck_assert_msg(het_lk_conv_dw_fused_run(&ctx) == HET_OK, "%s",
-                het_last_error());
+  ck_assert_msg(run(&ctx) == HET_OK, "%s", het_last_error());
   het_tensor_destroy(xt);
+  het_tensor_destroy(zt);
   if (!out)
     return y;
   ck_assert_int_eq(het_tensor_create_empty(HET_DTYPE_FLOAT32, yd, 4, &yp),
                    HET_OK);
-  int64_t m = yd[1], ohw = yd[2] * yd[3];
-  const float *l = y->data;
-  float *p = yp->data;
-  for (int64_t b = 0; b < yd[0]; b++) /* NHWC -> NCHW */
-    for (int64_t k = 0; k < m; k++)
-      for (int64_t i = 0; i < ohw; i++)
-        p[(b * m + k) * ohw + i] = l[(b * ohw + i) * m + k];
+  relayout(yp->data, y->data, yd[0], yd[1], yd[2] * yd[3], true, true);
   het_tensor_destroy(y);
   return yp;
 }
 
-/* FusedConvDw node n of conv_dw_bands prepared on oneDNN with X
- * channels-last when in, Y when out, and an L2 of l2 bytes for threads
- * (the graph's X, [N, 8, 37, 97]). */
-static void *conv_dw_prepare(const het_graph *g, const het_node *n, bool in,
-                             bool out, long l2, int threads) {
-  ck_assert_str_eq(n->op_type, "FusedConvDw");
+/* FusedConvDw node n of conv_dw_bands on x: node_once. */
+static het_tensor *conv_dw_once(const het_graph *g, const het_node *n,
+                                void *state, const float *x,
+                                const int64_t *xd, const int64_t *yd,
+                                bool in, bool out, int threads) {
+  return node_once(g, n, het_lk_conv_dw_fused_run, state, x, xd, yd, NULL,
+                   false, in, out, threads);
+}
+
+/* Conv-like node n (of op) prepared on oneDNN with X channels-last when
+ * in, Y when out, and an L2 of l2 bytes for threads. */
+static void *conv_prepare(const het_graph *g, const het_node *n,
+                          const char *op, bool in, bool out, long l2,
+                          int threads) {
+  ck_assert_str_eq(n->op_type, op);
   het_kernel_prep prep = {.nhwc_in = in, .nhwc_out = out,
                           .conv_algo = HET_CONV_ALGO_DIRECT,
                           .threads = threads, .cache_l2 = l2};
@@ -783,7 +821,7 @@ static het_tensor *run_conv_dw(const het_graph *g, const char *name,
                                int prims[3]) {
   const het_node *n = &g->nodes[node_named(g, name)];
   const int64_t xd[4] = {2, 8, 37, 97};
-  void *state = dnnl ? conv_dw_prepare(g, n, in, out, l2, threads) : NULL;
+  void *state = dnnl ? conv_prepare(g, n, "FusedConvDw", in, out, l2, threads) : NULL;
   het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, in, out, threads);
   for (int i = 0; i < 3; i++)
     prims[i] = het_dnnl_convdw_entries(state, i);
@@ -849,7 +887,7 @@ END_TEST
 START_TEST(test_conv_dw_band_shapes) {
   het_graph *g = load_model(CONV_DW_BANDS "/model.onnx");
   const het_node *n = &g->nodes[node_named(g, "p1_expand")];
-  void *state = conv_dw_prepare(g, n, true, true, 64 << 10, 1);
+  void *state = conv_prepare(g, n, "FusedConvDw", true, true, 64 << 10, 1);
   static float x[8 * 37 * 97];
   fill_pattern(x, 8 * 37 * 97);
   for (int64_t h = 37; h >= 11; h -= 2) {
@@ -864,6 +902,105 @@ START_TEST(test_conv_dw_band_shapes) {
   }
   ck_assert_int_eq(het_dnnl_convdw_entries(state, 0), 8); /* cache full */
   het_dnnl_state_destroy(state);
+  het_graph_destroy(g);
+}
+END_TEST
+
+#define CONV_POOL_BANDS HETRT_TEST_DATA "/optimizer/conv_pool_bands"
+
+/* The FusedConvPool nodes of conv_pool_bands (ResNet's and SqueezeNet's
+ * stems on a 3-channel image input, a 3x3 Conv with asymmetric pool pads
+ * on a channels-last activation) on batch 2: band by band (an L2 of 64
+ * KiB: bands of 32 KiB, one or two Conv rows each; of 256 KiB: several
+ * pooled rows a band; with X channels-last or left
+ * NCHW, then made so whole), and whole on two threads, with a large L2 or
+ * Y left NCHW, agree with the generic plain path (the Conv, then the
+ * MaxPool). */
+START_TEST(test_conv_pool_bands) {
+  het_graph *g = load_model(CONV_POOL_BANDS "/model.onnx");
+  const char *names[3] = {"b1_conv", "b2_conv", "b3_conv"};
+  const int64_t xd[3][4] = {
+      {2, 3, 99, 115}, {2, 3, 99, 115}, {2, 16, 45, 71}};
+  const int64_t yd[3][4] = {
+      {2, 64, 25, 29}, {2, 64, 24, 28}, {2, 64, 23, 35}};
+  const struct {
+    long l2;
+    int threads;
+    bool in, out, bands; /* X, Y channels-last; bands expected */
+  } modes[7] = {{64 << 10, 1, true, true, true},
+                {64 << 10, 1, false, true, true},
+                {256 << 10, 1, true, true, true},
+                {64 << 10, 2, true, true, false},
+                {64 << 20, 1, true, true, false},
+                {64 << 10, 1, true, false, false},
+                {64 << 10, 1, false, false, false}};
+  static float x[2 * 16 * 45 * 71];
+  fill_pattern(x, 2 * 16 * 45 * 71);
+  for (int k = 0; k < 3; k++) {
+    const het_node *n = &g->nodes[node_named(g, names[k])];
+    het_tensor *ref = node_once(g, n, het_lk_conv_pool_run, NULL, x, xd[k],
+                                yd[k], NULL, false, false, false, 1);
+    for (int i = 0; i < 7; i++) {
+      void *state = conv_prepare(g, n, "FusedConvPool", modes[i].in,
+                                 modes[i].out, modes[i].l2, modes[i].threads);
+      het_tensor *y = node_once(g, n, het_lk_conv_pool_run, state, x, xd[k],
+                                yd[k], NULL, false, modes[i].in,
+                                modes[i].out, modes[i].threads);
+      int band = het_dnnl_conv_entries(state, true);
+      ck_assert_msg(modes[i].bands ? band >= 1 : band == 0,
+                    "%s mode %d: %d band primitives", names[k], i, band);
+      char msg[256];
+      ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
+                    "%s mode %d: %s", names[k], i, msg);
+      het_tensor_destroy(y);
+      het_dnnl_state_destroy(state);
+    }
+    het_tensor_destroy(ref);
+  }
+  het_graph_destroy(g);
+}
+END_TEST
+
+/* conv_add_bands' FusedConv (a 1x1 Conv, Y [2, 64, 37, 97] with a
+ * residual and Relu): in residual bands (an L2 of 512 KiB: 5 rows of
+ * 24.8 KB a band and a last one of 2, so two band primitives next to the
+ * whole-image one), with the residual in a buffer of its own or in Y's
+ * (as the memory plan makes it), and whole on two threads or with a
+ * large L2, agrees with the generic plain path. */
+START_TEST(test_conv_add_bands) {
+  het_graph *g =
+      load_model(HETRT_TEST_DATA "/optimizer/conv_add_bands/model.onnx");
+  const het_node *n = &g->nodes[node_named(g, "main")];
+  const int64_t xd[4] = {2, 64, 37, 97}, yd[4] = {2, 64, 37, 97};
+  static float x[2 * 64 * 37 * 97], z[2 * 64 * 37 * 97];
+  fill_pattern(x, 2 * 64 * 37 * 97);
+  for (int64_t i = 0; i < 2 * 64 * 37 * 97; i++)
+    z[i] = x[(i * 31) % (2 * 64 * 37 * 97)] - 0.5f;
+  het_tensor *ref = node_once(g, n, het_lk_conv_run, NULL, x, xd, yd, z,
+                              false, false, false, 1);
+  const struct {
+    long l2;
+    int threads;
+    bool in_place;
+    int prims; /* primitives expected */
+  } modes[4] = {{512 << 10, 1, false, 3},
+                {512 << 10, 1, true, 3},
+                {512 << 10, 2, true, 2},
+                {64 << 20, 1, true, 2}};
+  for (int i = 0; i < 4; i++) {
+    void *state = conv_prepare(g, n, "FusedConv", true, true, modes[i].l2,
+                               modes[i].threads);
+    het_tensor *y = node_once(g, n, het_lk_conv_run, state, x, xd, yd, z,
+                              modes[i].in_place, true, true,
+                              modes[i].threads);
+    ck_assert_int_eq(het_dnnl_conv_entries(state, false), modes[i].prims);
+    char msg[256];
+    ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
+                  "mode %d: %s", i, msg);
+    het_tensor_destroy(y);
+    het_dnnl_state_destroy(state);
+  }
+  het_tensor_destroy(ref);
   het_graph_destroy(g);
 }
 END_TEST
@@ -1126,9 +1263,12 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_strided_1x1_gathered);
   tcase_add_test(core, test_conv_dw_bands);
   tcase_add_test(core, test_conv_dw_band_shapes);
+  tcase_add_test(core, test_conv_pool_bands);
+  tcase_add_test(core, test_conv_add_bands);
 #endif
   tcase_add_test(core, test_strided_1x1_sessions);
   tcase_add_test(core, test_conv_dw_sessions);
+  tcase_add_test(core, test_conv_pool_sessions);
   tcase_add_test(core, test_plan_se_gates);
   tcase_add_test(core, test_se_gates_sessions);
   tcase_add_test(core, test_rgb_input_sessions);

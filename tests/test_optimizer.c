@@ -72,6 +72,15 @@ static const opt_case k_cases[] = {
      {{"FusedConvDw", 5}, {"Conv", 9}, {"Clip", 0}, {"Relu", 1},
       {"LeakyRelu", 0}, {"HardSigmoid", 0}, {"Mul", 1}}},
     {"conv_dw", HET_OPT_EXTENDED, 23, {{"FusedConvDw", 0}, {"Conv", 19}}},
+    /* gen_conv_pool.py: four Conv + MaxPool pairs (stems with pool pads
+     * and ceil_mode, a Clip between, asymmetric pool pads) become
+     * hetrt.FusedConvPool; the Conv with a second reader, the MaxPool
+     * whose Indices are read and the pair too small to gain stay apart */
+    {"conv_pool", HET_OPT_ALL, 16,
+     {{"FusedConvPool", 4}, {"Conv", 8}, {"MaxPool", 3}, {"Relu", 0},
+      {"Clip", 0}}},
+    {"conv_pool", HET_OPT_EXTENDED, 20,
+     {{"FusedConvPool", 0}, {"MaxPool", 7}}},
     /* gen_convt_bn.py: two BatchNormalizations fold into their
      * ConvTransposes, which take the Relu and the LeakyRelu; the grouped
      * ConvTranspose keeps its BatchNormalization and Tanh */
@@ -241,6 +250,9 @@ START_TEST(test_stats) {
   het_graph_destroy(g);
   g = load_graph("conv_dw", HET_OPT_ALL, &st);
   ck_assert_int_eq(st.conv_dws_fused, 5);
+  het_graph_destroy(g);
+  g = load_graph("conv_pool", HET_OPT_ALL, &st);
+  ck_assert_int_eq(st.conv_pools_fused, 4);
   het_graph_destroy(g);
   g = load_graph("qdq_lut", HET_OPT_EXTENDED, &st);
   ck_assert_int_eq(st.qdq_luts, 3);

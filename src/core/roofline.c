@@ -129,6 +129,13 @@ static bool het_work_products(const het_graph *g, const het_node *n,
   if (strcmp(op, "Conv") == 0 || strcmp(op, "ConvInteger") == 0 ||
       strcmp(op, "FusedConv") == 0) {
     *flops = 2 * het_work_numel(g, y) * het_work_prod(g, het_node_input(n, 1), 1);
+  } else if (strcmp(op, "FusedConvPool") == 0) {
+    /* the Conv's output: about the pooled Y times the pool's strides */
+    size_t ns = 0;
+    const int64_t *ps = het_node_attr_ints(n, "hetrt_pool_strides", &ns);
+    double up = ns == 2 ? (double)(ps[0] * ps[1]) : 1.0;
+    *flops = 2 * het_work_numel(g, y) * up *
+             het_work_prod(g, het_node_input(n, 1), 1);
   } else if (strcmp(op, "FusedConvDw") == 0) { /* 1x1 over X, depthwise */
     *flops = 2 * het_work_numel(g, x) * het_work_dim(g, het_node_input(n, 1), 0) +
              2 * het_work_numel(g, y) * het_work_prod(g, het_node_input(n, 3), 1);

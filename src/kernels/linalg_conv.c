@@ -11,6 +11,7 @@
 
 #include "core/dtype.h"
 #include "core/infer.h"
+#include "core/ops/linalg_geom.h"
 #include "kernels/linalg_conv_dw.h"
 #include "kernels/linalg_convt_tiles.h"
 #include "kernels/linalg_dnnl_api.h"
@@ -439,6 +440,79 @@ het_status het_lk_conv_dw_fused_run(het_kernel_ctx *ctx) {
   het_status st = het_lk_conv_run(&one);
   if (st == HET_OK)
     st = het_lk_conv_run(&dw);
+  het_kernel_give(ctx, mid.data);
+  return st;
+}
+
+/* FusedConvPool's halves as kernel contexts of their own: conv (the
+ * node's own attributes) writes mid, pool (on ph) reads it into Y; false
+ * when the shapes or attributes do not fit. */
+static bool conv_pool_halves(const het_kernel_ctx *ctx, het_tensor *mid,
+                             het_tensor **mid_p, het_pool_half *ph,
+                             het_kernel_ctx *conv, het_kernel_ctx *pool) {
+  const het_tensor *x = ctx->inputs[0], *w = ctx->inputs[1];
+  het_conv_geom g;
+  if (!x || !w || x->rank != 4 || w->rank != 4 ||
+      !het_pool_half_init(ctx->node, ph) ||
+      het_conv_geom_init(ctx->node, HET_GEOM_CONV, 2, x->dims + 2,
+                         w->dims + 2, &g) != HET_OK) {
+    het_error_clear();
+    return false;
+  }
+  *mid = (het_tensor){.dtype = x->dtype, .rank = 4,
+                      .dims = {x->dims[0], w->dims[0], g.out[0], g.out[1]}};
+  mid->nbytes = (size_t)het_tensor_count(mid) * het_dtype_size(x->dtype);
+  *mid_p = mid;
+  *conv = *ctx;
+  conv->outputs = mid_p;
+  conv->n_outputs = 1;
+  conv->state = NULL;
+  *pool = *ctx;
+  pool->node = &ph->node;
+  pool->inputs = mid_p;
+  pool->n_inputs = 1;
+  pool->state = NULL;
+  return true;
+}
+
+size_t het_lk_conv_pool_scratch(const het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state)
+    return het_dnnl_scratch(ctx); /* its band or whole-output buffer */
+#endif
+  het_tensor mid, *mid_p;
+  het_pool_half ph;
+  het_kernel_ctx conv, pool;
+  if (!conv_pool_halves(ctx, &mid, &mid_p, &ph, &conv, &pool))
+    return 0; /* the run reports it */
+  return ((mid.nbytes + 63) & ~(size_t)63) + het_lk_conv_scratch(&conv);
+}
+
+het_status het_lk_conv_pool_run(het_kernel_ctx *ctx) {
+#ifdef HETRT_HAVE_DNNL
+  if (ctx->state) {
+    bool done = false;
+    HET_TRY(het_dnnl_conv_run(ctx, &done));
+    if (done)
+      return HET_OK;
+  }
+#endif
+  if (ctx->nhwc_in || ctx->nhwc_out)
+    return het_lk_fail(ctx, HET_ERR_INTERNAL,
+                       "no FusedConvPool path for the NHWC layout it was "
+                       "given");
+  het_tensor mid, *mid_p;
+  het_pool_half ph;
+  het_kernel_ctx conv, pool;
+  if (!conv_pool_halves(ctx, &mid, &mid_p, &ph, &conv, &pool))
+    return het_lk_fail(ctx, HET_ERR_SHAPE,
+                       "FusedConvPool takes rank-4 X and W and its pool "
+                       "attributes");
+  HET_TRY(het_kernel_take(ctx, mid.nbytes, &mid.data));
+  conv.scratch_used = ctx->scratch_used; /* the Conv's after mid's */
+  het_status st = het_lk_conv_run(&conv);
+  if (st == HET_OK)
+    st = het_lk_maxpool_run(&pool);
   het_kernel_give(ctx, mid.data);
   return st;
 }

@@ -44,6 +44,10 @@ bool het_dnnl_conv_gathered(const void *state);
  * 0), for its depthwise half on bands (1) or on whole images (2); for
  * tests. */
 int het_dnnl_convdw_entries(const void *state, int half);
+/* A Conv, FusedConv or FusedConvPool: how many primitives it has built
+ * for whole images and residual bands (band false), or for
+ * FusedConvPool's bands (true); for tests. */
+int het_dnnl_conv_entries(const void *state, bool band);
 /* True when the Conv/FusedConv node runs on oneDNN (float32, constant
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);
@@ -57,8 +61,8 @@ void het_dnnl_state_weights(const void *state, het_kernel_weight_fn fn,
  * are not handled and the caller must fall back. */
 het_status het_dnnl_conv_run(het_kernel_ctx *ctx, bool *done);
 /* Scratch a Conv or MatMul on oneDNN takes per run (the float32 staging
- * of a float16 one, FusedConvDw's band or whole-output buffer; 0 for
- * other float32 ones). */
+ * of a float16 one, FusedConvDw's and FusedConvPool's band or
+ * whole-output buffer; 0 for other float32 ones). */
 size_t het_dnnl_scratch(const het_kernel_ctx *ctx);
 het_status het_dnnl_matmul_run(het_kernel_ctx *ctx, bool *done);
 #define HET_LK_DNNL_PREPARE(op) het_dnnl_##op##_prepare

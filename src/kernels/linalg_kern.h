@@ -111,6 +111,11 @@ typedef struct het_lk_dw_half {
 } het_lk_dw_half;
 void het_lk_dw_half_init(const het_node *fused, int64_t m, bool band,
                          het_lk_dw_half *d);
+/* hetrt.FusedConvPool (opt_conv_pool.c): on oneDNN where it was prepared
+ * (band by band or whole, linalg_dnnl.c), else the Conv into scratch,
+ * then the MaxPool, each as the node it came from (plain layout only). */
+het_status het_lk_conv_pool_run(het_kernel_ctx *ctx);
+size_t het_lk_conv_pool_scratch(const het_kernel_ctx *ctx);
 het_status het_lk_conv_transpose_run(het_kernel_ctx *ctx);
 het_status het_lk_conv_integer_run(het_kernel_ctx *ctx);
 het_status het_lk_qlinear_conv_run(het_kernel_ctx *ctx);

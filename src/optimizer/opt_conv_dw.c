@@ -17,22 +17,18 @@
 #include "core/status.h"
 #include "optimizer/opt_internal.h"
 
-/* auto_pad absent or NOTSET: pads are the node's own. */
-static bool explicit_pads(const het_node *n) {
+bool het_opt_explicit_pads(const het_node *n) {
   const char *a = het_node_attr_string(n, "auto_pad");
   return !a || strcmp(a, "NOTSET") == 0;
 }
 
-/* A plain float32 Conv (default domain, not yet fused into anything but an
- * activation) with constant rank-4 weights and bias: its weights, or
- * NULL. */
-static const het_tensor *plain_conv(const het_opt *o, int c) {
+const het_tensor *het_opt_plain_conv(const het_opt *o, int c) {
   const het_graph *g = o->g;
   const het_node *n = &g->nodes[c];
   if (o->dead[c] || *n->domain || strcmp(n->op_type, "Conv") != 0 ||
       n->n_inputs > 3 || n->n_outputs != 1 || n->outputs[0] < 0 ||
       g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32 ||
-      !explicit_pads(n) ||
+      !het_opt_explicit_pads(n) ||
       !het_node_attr_ints_all(n, "dilations", 1))
     return NULL;
   int w = het_node_input(n, 1), b = het_node_input(n, 2);
@@ -94,7 +90,7 @@ het_status het_opt_fuse_conv_dw(het_opt *o) {
   het_graph *g = o->g;
   for (int k = 0; k < g->n_nodes; k++) {
     int d = g->order[k];
-    const het_tensor *wd = plain_conv(o, d);
+    const het_tensor *wd = het_opt_plain_conv(o, d);
     if (!wd || wd->dims[1] != 1)
       continue;
     const het_node *dn = &g->nodes[d];
@@ -107,7 +103,7 @@ het_status het_opt_fuse_conv_dw(het_opt *o) {
         (ns != 0 && ns != 2))
       continue;
     int p = g->values[v].producer;
-    const het_tensor *w = plain_conv(o, p);
+    const het_tensor *w = het_opt_plain_conv(o, p);
     const het_node *pn = &g->nodes[p];
     if (!w || w->dims[0] != m || w->dims[2] != 1 || w->dims[3] != 1 ||
         het_node_attr_int(pn, "group", 1) != 1 ||

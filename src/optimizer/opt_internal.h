@@ -95,6 +95,13 @@ het_status het_opt_fuse_hard(het_opt *o);     /* opt_hard.c: written-out
                                                  hard-swish/-sigmoid */
 het_status het_opt_fuse_conv_add(het_opt *o); /* opt_conv_add.c */
 het_status het_opt_fuse_conv_dw(het_opt *o);  /* opt_conv_dw.c */
+het_status het_opt_fuse_conv_pool(het_opt *o); /* opt_conv_pool.c */
+/* opt_conv_dw.c: auto_pad absent or NOTSET (pads are the node's own). */
+bool het_opt_explicit_pads(const het_node *n);
+/* opt_conv_dw.c: a plain float32 Conv (default domain, not yet fused into
+ * anything but an activation; explicit pads, no dilation) with constant
+ * rank-4 weights and bias: its weights, or NULL. */
+const het_tensor *het_opt_plain_conv(const het_opt *o, int c);
 het_status het_opt_split_concats(het_opt *o);  /* opt_concat.c */
 het_status het_opt_fuse_nlp(het_opt *o);      /* opt_nlp*.c: Gelu,
                                                  LayerNorm, attention,

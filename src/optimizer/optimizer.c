@@ -45,6 +45,7 @@ static het_status het_opt_round(het_opt *o) {
   if (!grew && o->level >= HET_OPT_ALL) {
     HET_TRY(het_opt_fuse_conv_add(o));
     HET_TRY(het_opt_fuse_conv_dw(o));
+    HET_TRY(het_opt_fuse_conv_pool(o));
     HET_TRY(het_opt_fuse_nlp(o));
     HET_TRY(het_opt_split_concats(o)); /* adds nodes: last */
   }

@@ -39,6 +39,7 @@ typedef struct het_optimize_stats {
   int hard_activations_fused; /* written-out hard-swish/-sigmoid → ops */
   int conv_adds_fused;      /* Add (+Relu/Clip) taken over by a Conv */
   int conv_dws_fused;       /* 1x1 Conv + depthwise Conv pairs */
+  int conv_pools_fused;     /* Conv + MaxPool pairs */
   int pools_below_concat;   /* pool(Concat) → Concat(pools) */
   int concat_convs_split;   /* Conv(Concat) → chain of partial Convs */
   int gelus_fused;          /* Erf-form Gelu patterns → hetrt.Gelu */

@@ -12,7 +12,7 @@
 #include "testcase/testcase.h"
 #include "common/ref_run.h"
 
-#define MAX_IO 8
+#define MAX_IO 16
 
 het_graph *opt_load_model(const char *path, int level,
                           het_optimize_stats *stats) {

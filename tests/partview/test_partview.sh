@@ -271,11 +271,13 @@ pv 0 "$MODEL" --providers cpu --optimization none --node-times "$WORK/times.tsv"
 pv 0 "$MODEL" --providers cpu --optimization none --node-times "$WORK/times.tsv" --format dot &&
   has_out ", measured 1.00 ms)" "dot with --node-times"
 
-# Escaping of the node named  conv "stem" <a&b>\x  in HTML and DOT.
+# Escaping of the node named  conv "stem" <a&b>\x  in HTML and DOT (the
+# Conv and the MaxPool after it are one FusedConvPool at the default
+# optimization level).
 pv 0 "$MODEL" --providers cpu --format html
 has_out 'conv &quot;stem&quot; &lt;a&amp;b&gt;\\x' "html escaping"
 pv 0 "$MODEL" --providers cpu --format dot
-has_out 'label="conv \\"stem\\" <a&b>\\\\x\\nConv"' "dot escaping"
+has_out 'label="conv \\"stem\\" <a&b>\\\\x\\nFusedConvPool"' "dot escaping"
 
 # -o writes what stdout gets (numbers aside: the CPU speed is measured).
 pv 0 "$MODEL" --providers cpu --format json && tr -d '0-9.e+-' <"$WORK/out" >"$WORK/stdout.json"

@@ -49,6 +49,7 @@ const het_op_def het_ops_linalg[] = {
     {"Conv", "", 2, 3, 1, 1, het_infer_conv},
     {"FusedConv", "hetrt", 2, 4, 1, 1, het_infer_fused_conv},
     {"FusedConvDw", "hetrt", 2, 5, 1, 1, het_infer_fused_conv_dw},
+    {"FusedConvPool", "hetrt", 2, 3, 1, 1, het_infer_fused_conv_pool},
     {"ConvTranspose", "", 2, 3, 1, 1, het_infer_conv_transpose},
     {"ConvInteger", "", 2, 4, 1, 1, het_infer_conv_integer},
     {"QLinearConv", "", 8, 9, 1, 1, het_infer_qlinear_conv},

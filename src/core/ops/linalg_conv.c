@@ -3,6 +3,8 @@
  * AveragePool, LpPool, the Global*Pool ops and MaxUnpool.  Channel counts
  * are checked whenever both sides are known.
  */
+#include <string.h>
+
 #include "core/ops/linalg_geom.h"
 
 #define DIMV(info, j) ((info)->shape.dims[(j)].value)
@@ -200,6 +202,58 @@ het_status het_infer_fused_conv_dw(het_infer_ctx *ctx) {
     y->shape.dims[2 + i] =
         d >= 0 ? het_dim_known(span / st[i] + 1) : het_dim_unknown();
   }
+  return HET_OK;
+}
+
+bool het_pool_half_init(const het_node *fused, het_pool_half *p) {
+  static const char *const names[4][2] = {
+      {"hetrt_pool_kernel_shape", "kernel_shape"},
+      {"hetrt_pool_strides", "strides"},
+      {"hetrt_pool_pads", "pads"},
+      {"hetrt_pool_ceil_mode", "ceil_mode"}};
+  static const size_t counts[3] = {2, 2, 4};
+  memset(p, 0, sizeof *p);
+  for (int i = 0; i < 4; i++) {
+    const het_attr *a = het_node_find_attr(fused, names[i][0]);
+    if (!a || a->type != (i < 3 ? HET_ATTR_INTS : HET_ATTR_INT) ||
+        (i < 3 && a->n != counts[i]))
+      return false;
+    p->attrs[i] = *a;
+    p->attrs[i].name = names[i][1];
+  }
+  p->node = (het_node){.name = fused->name, .op_type = "MaxPool",
+                       .domain = "", .opset = 12, .inputs = fused->inputs,
+                       .n_inputs = 1, .outputs = fused->outputs,
+                       .n_outputs = 1, .attrs = p->attrs, .n_attrs = 4};
+  return true;
+}
+
+/* hetrt.FusedConvPool (optimizer level all, opt_conv_pool.c): a Conv (X,
+ * W, B; its attributes and fused activation are the node's) whose output
+ * only a 2-D MaxPool reads (attributes hetrt_pool_kernel_shape,
+ * hetrt_pool_strides, hetrt_pool_pads as begin, begin, end, end, and
+ * hetrt_pool_ceil_mode; no dilations, no Indices output).  Y is the
+ * MaxPool's output. */
+het_status het_infer_fused_conv_pool(het_infer_ctx *ctx) {
+  HET_TRY(het_infer_conv(ctx));
+  het_pool_half ph;
+  if (!het_pool_half_init(ctx->node, &ph))
+    return het_infer_fail(ctx, HET_ERR_INVALID_MODEL,
+                          "needs hetrt_pool_kernel_shape and "
+                          "hetrt_pool_strides (2 values each), "
+                          "hetrt_pool_pads (4) and hetrt_pool_ceil_mode");
+  het_value_info *y = &ctx->outputs[0];
+  if (y->shape.rank < 0)
+    return HET_OK;
+  if (y->shape.rank != 4)
+    return het_infer_fail(ctx, HET_ERR_SHAPE,
+                          "the MaxPool half needs a 2-D image");
+  int64_t in[2] = {DIMV(y, 2), DIMV(y, 3)};
+  het_conv_geom g;
+  HET_TRY(het_conv_geom_init(&ph.node, HET_GEOM_POOL, 2, in, NULL, &g));
+  for (int i = 0; i < 2; i++)
+    y->shape.dims[2 + i] =
+        g.out[i] >= 0 ? het_dim_known(g.out[i]) : het_dim_unknown();
   return HET_OK;
 }
 

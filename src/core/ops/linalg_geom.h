@@ -50,10 +50,23 @@ int64_t het_conv_geom_count(const int64_t *dims, int nsp);
 bool het_conv_dw_attrs(const het_node *n, int64_t strides[2],
                        int64_t pads[4]);
 
+/* hetrt.FusedConvPool's MaxPool as a node of its own: op MaxPool with
+ * kernel_shape, strides, pads and ceil_mode taken from the fused node's
+ * hetrt_pool_kernel_shape, hetrt_pool_strides, hetrt_pool_pads and
+ * hetrt_pool_ceil_mode (the arrays are the fused node's, not copies). */
+typedef struct het_pool_half {
+  het_node node;
+  het_attr attrs[4];
+} het_pool_half;
+/* False when a pool attribute is missing or has the wrong count (2
+ * kernel sizes and strides, 4 pads). */
+bool het_pool_half_init(const het_node *fused, het_pool_half *p);
+
 /* Infer functions of the linalg group (linalg_*.c). */
 het_status het_infer_conv(het_infer_ctx *ctx);
 het_status het_infer_fused_conv(het_infer_ctx *ctx);
 het_status het_infer_fused_conv_dw(het_infer_ctx *ctx);
+het_status het_infer_fused_conv_pool(het_infer_ctx *ctx);
 het_status het_infer_conv_integer(het_infer_ctx *ctx);
 het_status het_infer_qlinear_conv(het_infer_ctx *ctx);
 het_status het_infer_conv_transpose(het_infer_ctx *ctx);

@@ -22,6 +22,7 @@ typedef struct het_fused_parts {
 static const het_fused_parts het_fused[] = {
     {"FusedConv", {"Conv", "Add", NULL}},
     {"FusedConvDw", {"Conv", NULL}},
+    {"FusedConvPool", {"Conv", "MaxPool", NULL}},
     {"FusedMatMul", {"MatMul", "Add", NULL}},
     {"Gelu", {"Div", "Erf", "Add", "Mul", NULL}},
     {"LayerNorm", {"ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul",

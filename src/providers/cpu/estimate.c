@@ -60,8 +60,8 @@ const double het_cpu_winograd_gain = 1.48;
 const double het_cpu_bf16_gain = 1.7;
 
 bool het_cpu_bf16_node(const het_graph *g, int node) {
-  static const char *const ops[] = {"Conv", "FusedConv", "MatMul",
-                                    "FusedMatMul", "Gemm"};
+  static const char *const ops[] = {"Conv", "FusedConv", "FusedConvPool",
+                                    "MatMul", "FusedMatMul", "Gemm"};
   const het_node *n = &g->nodes[node];
   if (n->n_outputs < 1 || n->outputs[0] < 0 ||
       g->values[n->outputs[0]].dtype != HET_DTYPE_FLOAT32)
@@ -118,7 +118,8 @@ static bool het_cpu_int8_row(const het_graph *g, const het_node *n,
 static bool het_cpu_is_conv(const het_node *n) {
   return strcmp(n->op_type, "Conv") == 0 ||
          strcmp(n->op_type, "FusedConv") == 0 ||
-         strcmp(n->op_type, "FusedConvDw") == 0;
+         strcmp(n->op_type, "FusedConvDw") == 0 ||
+         strcmp(n->op_type, "FusedConvPool") == 0;
 }
 
 /* Pass 1 of a plan: the layout pass over the claimed nodes as one

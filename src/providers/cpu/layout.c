@@ -145,14 +145,16 @@ static layout_rule node_rule(const het_graph *g, const het_node *n,
   bool x4 = is_rank4_f32(g, het_node_input(n, 0));
   if ((onnx && strcmp(n->op_type, "Conv") == 0) ||
       (hetrt && (strcmp(n->op_type, "FusedConv") == 0 ||
-                 strcmp(n->op_type, "FusedConvDw") == 0))) {
+                 strcmp(n->op_type, "FusedConvDw") == 0 ||
+                 strcmp(n->op_type, "FusedConvPool") == 0))) {
     if (!x4 || limit == HET_CPU_LAYOUT_NCHW)
       return RULE_PLAIN;
 #ifdef HETRT_HAVE_DNNL
     if (limit == HET_CPU_LAYOUT_ANY && het_dnnl_conv_takes(g, n))
       return RULE_FREE;
 #endif
-    if (is_depthwise(g, n)) /* the direct kernel: one layout in and out */
+    if (is_depthwise(g, n) && strcmp(n->op_type, "FusedConvPool") != 0)
+      /* the direct kernel: one layout in and out */
       return het_node_input(n, 3) < 0 ? RULE_SAME : RULE_PLAIN;
     return RULE_PLAIN;
   }
