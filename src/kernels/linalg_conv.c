@@ -415,18 +415,29 @@ size_t het_lk_conv_dw_fused_scratch(const het_kernel_ctx *ctx) {
   return ((mid.nbytes + 63) & ~(size_t)63) + (a > b ? a : b);
 }
 
-het_status het_lk_conv_dw_fused_run(het_kernel_ctx *ctx) {
+/* A fused Conv node (op) on oneDNN where it was prepared (*done), else
+ * an error for an NHWC layout: the generic paths run plain layouts only. */
+static het_status fused_on_dnnl(het_kernel_ctx *ctx, const char *op,
+                                bool *done) {
+  *done = false;
 #ifdef HETRT_HAVE_DNNL
   if (ctx->state) {
-    bool done = false;
-    HET_TRY(het_dnnl_conv_run(ctx, &done));
-    if (done)
+    HET_TRY(het_dnnl_conv_run(ctx, done));
+    if (*done)
       return HET_OK;
   }
 #endif
   if (ctx->nhwc_in || ctx->nhwc_out)
     return het_lk_fail(ctx, HET_ERR_INTERNAL,
-                       "no FusedConvDw path for the NHWC layout it was given");
+                       "no %s path for the NHWC layout it was given", op);
+  return HET_OK;
+}
+
+het_status het_lk_conv_dw_fused_run(het_kernel_ctx *ctx) {
+  bool done;
+  HET_TRY(fused_on_dnnl(ctx, "FusedConvDw", &done));
+  if (done)
+    return HET_OK;
   if (!conv_dw_shapes_ok(ctx))
     return het_lk_fail(ctx, HET_ERR_SHAPE,
                        "FusedConvDw takes rank-4 X, W and depthwise weights");
@@ -489,18 +500,10 @@ size_t het_lk_conv_pool_scratch(const het_kernel_ctx *ctx) {
 }
 
 het_status het_lk_conv_pool_run(het_kernel_ctx *ctx) {
-#ifdef HETRT_HAVE_DNNL
-  if (ctx->state) {
-    bool done = false;
-    HET_TRY(het_dnnl_conv_run(ctx, &done));
-    if (done)
-      return HET_OK;
-  }
-#endif
-  if (ctx->nhwc_in || ctx->nhwc_out)
-    return het_lk_fail(ctx, HET_ERR_INTERNAL,
-                       "no FusedConvPool path for the NHWC layout it was "
-                       "given");
+  bool done;
+  HET_TRY(fused_on_dnnl(ctx, "FusedConvPool", &done));
+  if (done)
+    return HET_OK;
   het_tensor mid, *mid_p;
   het_pool_half ph;
   het_kernel_ctx conv, pool;
