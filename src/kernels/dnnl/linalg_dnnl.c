@@ -1147,7 +1147,7 @@ static bool convpool_sched_init(const het_dnnl_state *s, const het_node *node,
                                 const int64_t *xd, const het_tensor *w,
                                 const dnnl_entry *e, int threads,
                                 convpool_sched *p) {
-  if (!conv_dims_init(node, xd, 4, w, &p->c) || p->c.wr != 4)
+  if (!conv_dims_init(node, xd, 4, w, &p->c))
     return false;
   int64_t in[2] = {p->c.y[2], p->c.y[3]};
   if (het_conv_geom_init(&s->pool->node, HET_GEOM_POOL, 2, in, NULL,
@@ -1155,7 +1155,7 @@ static bool convpool_sched_init(const het_dnnl_state *s, const het_node *node,
     het_error_clear();
     return false;
   }
-  p->kh = (p->c.w[2] - 1) * (p->c.dil[0] + 1) + 1;
+  p->kh = (p->c.w[p->c.wr - 2] - 1) * (p->c.dil[0] + 1) + 1; /* G first */
   p->pt = p->c.pl[0];
   int64_t row = p->c.y[3] * p->c.y[1], ps = p->pg.stride[0];
   int64_t pk = p->pg.kernel[0];
