@@ -713,6 +713,56 @@ START_TEST(test_qlinear_lut) {
 }
 END_TEST
 
+/* hetrt.QLinearAdd on three threads gives the bytes het_quant_vec_add
+ * gives on one, uint8 and int8, over every length of the lengths list
+ * (the pool-sized one split between the threads). */
+START_TEST(test_qlinear_add_pool) {
+  het_threadpool *pool = make_pool();
+  int64_t one = 1;
+  const float sc[3] = {0.05f, 0.0375f, 0.07f};
+  for (int sgn = 0; sgn < 2; sgn++)
+    for (int l = 0; l < N_LENGTHS; l++) {
+      int64_t n = lengths[l];
+      het_dtype qt = sgn ? HET_DTYPE_INT8 : HET_DTYPE_UINT8;
+      /* a, a_scale, a_zp, b, b_scale, b_zp, c_scale, c_zp */
+      het_tensor *ins[8] = {NULL}, *c = NULL;
+      for (int k = 0; k < 8; k++) {
+        bool data = k == 0 || k == 3, scale = k == 1 || k == 4 || k == 6;
+        ck_assert_int_eq(
+            het_tensor_create_empty(scale ? HET_DTYPE_FLOAT32 : qt,
+                                    data ? &n : &one, data ? 1 : 0, &ins[k]),
+            HET_OK);
+      }
+      *(float *)ins[1]->data = sc[0];
+      *(float *)ins[4]->data = sc[1];
+      *(float *)ins[6]->data = sc[2];
+      ((uint8_t *)ins[2]->data)[0] = (uint8_t)(sgn ? 3 : 128);
+      ((uint8_t *)ins[5]->data)[0] = (uint8_t)(sgn ? -5 : 100);
+      ((uint8_t *)ins[7]->data)[0] = (uint8_t)(sgn ? 0 : 7);
+      uint8_t *a = ins[0]->data, *b = ins[3]->data;
+      for (int64_t i = 0; i < n; i++) {
+        a[i] = (uint8_t)(i * 37 + l);
+        b[i] = (uint8_t)(i * 101 + 7);
+      }
+      ck_assert_int_eq(het_tensor_create_empty(qt, &n, 1, &c), HET_OK);
+      run_kernel(het_kernel_ew_run_QLinearAdd, "QLinearAdd", 1, NULL, 0, ins,
+                 8, c, pool);
+      uint8_t *want = malloc((size_t)n);
+      ck_assert_ptr_nonnull(want);
+      het_quant_vec_add(a, sc[0], sgn ? 3 : 128, b, sc[1], sgn ? -5 : 100,
+                        sc[2], sgn ? 0 : 7, sgn, want, n);
+      EXPECT(memcmp(want, c->data, (size_t)n) == 0,
+             "%s QLinearAdd of %lld on three threads differs from one",
+             sgn ? "int8" : "uint8", (long long)n);
+      free(want);
+      for (int k = 0; k < 8; k++)
+        het_tensor_destroy(ins[k]);
+      het_tensor_destroy(c);
+    }
+  het_threadpool_destroy(pool);
+}
+END_TEST
+
 static Suite *vec_suite(void) {
   Suite *s = suite_create("kernels_vec");
   TCase *un = tcase_create("unary");
@@ -739,6 +789,7 @@ static Suite *vec_suite(void) {
   TCase *quant = tcase_create("quant8");
   tcase_add_test(quant, test_quant_vec);
   tcase_add_test(quant, test_qlinear_lut);
+  tcase_add_test(quant, test_qlinear_add_pool);
   suite_add_tcase(s, quant);
   return s;
 }

@@ -178,6 +178,22 @@ static bool het_ew_qscalar(const het_tensor *s, const het_tensor *z,
   return true;
 }
 
+typedef struct het_qadd_job {
+  const uint8_t *a, *b;
+  uint8_t *c;
+  float as, bs, cs;
+  int32_t az, bz, cz;
+  bool is_signed;
+} het_qadd_job;
+
+/* Elements [i0, i1) of a QLinearAdd (each byte of c from the same bytes
+ * of a and b alone, so any split gives the same bytes). */
+static void het_qadd_range(void *arg, int64_t i0, int64_t i1) {
+  const het_qadd_job *j = arg;
+  het_quant_vec_add(j->a + i0, j->as, j->az, j->b + i0, j->bs, j->bz, j->cs,
+                    j->cz, j->is_signed, j->c + i0, i1 - i0);
+}
+
 het_status het_kernel_ew_run_QLinearAdd(het_kernel_ctx *ctx) {
   const het_tensor *a = ctx->inputs[0], *b = ctx->inputs[3];
   het_tensor *c = ctx->outputs[0];
@@ -194,8 +210,11 @@ het_status het_kernel_ew_run_QLinearAdd(het_kernel_ctx *ctx) {
       a->dtype != c->dtype)
     return het_error(HET_ERR_UNSUPPORTED, "node '%s' (QLinearAdd): a, b and "
                      "c must be of one shape and one type", ctx->node->name);
-  het_quant_vec_add(a->data, as, az, b->data, bs, bz, cs, cz,
-                    a->dtype == HET_DTYPE_INT8, c->data, het_tensor_count(c));
+  het_qadd_job j = {.a = a->data, .b = b->data, .c = c->data, .as = as,
+                    .bs = bs, .cs = cs, .az = az, .bz = bz, .cz = cz,
+                    .is_signed = a->dtype == HET_DTYPE_INT8};
+  het_parallel_for(ctx->par, het_tensor_count(c), 1 << 16, het_qadd_range,
+                   &j);
   return HET_OK;
 }
 
