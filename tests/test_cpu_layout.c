@@ -342,37 +342,35 @@ START_TEST(test_strided_1x1_sessions) {
 }
 END_TEST
 
-/* The case in dir passes at levels none and all, with cpu.layout auto
- * and nchw, on one and two threads. */
-static void sessions_every_way(het_env *env, const char *dir) {
+/* Cases that pass against torch at levels none and all, with cpu.layout
+ * auto and nchw, on one and two threads (test_sessions_every_way):
+ * - gen_conv_dw.py's conv_dw: the 1x1 + depthwise pairs (fused at level
+ *   all: strides, asymmetric pads, no biases, clamps);
+ * - gen_conv_pool.py's conv_pool: Conv + MaxPool pairs (fused at level
+ *   all: stems on the image input, pool pads and ceil_mode, a Clip
+ *   between, grouped Convs; a Conv with a second reader, a MaxPool whose
+ *   Indices are read and a pair too small to gain stay apart);
+ * - gen_se_gates.py's gates (channels-last ones broadcast in the stored
+ *   order). */
+static const char *const every_way_cases[] = {
+    HETRT_TEST_DATA "/optimizer/conv_dw",
+    HETRT_TEST_DATA "/optimizer/conv_pool",
+    HETRT_TEST_DATA "/optimizer/se_gates",
+    HETRT_TEST_DATA "/optimizer/se_gates_nhwc"};
+#define N_EVERY_WAY \
+  ((int)(sizeof every_way_cases / sizeof *every_way_cases))
+
+START_TEST(test_sessions_every_way) {
   const char *levels[] = {"none", "all"};
+  het_env *env;
+  ck_assert_int_eq(het_env_create(&env), HET_OK);
   for (int i = 0; i < 2; i++)
     for (int t = 1; t <= 2; t++) {
-      opt_session_case_threads(env, dir, levels[i], "auto", NULL, t);
-      opt_session_case_threads(env, dir, levels[i], "nchw", NULL, t);
+      opt_session_case_threads(env, every_way_cases[_i], levels[i], "auto",
+                               NULL, t);
+      opt_session_case_threads(env, every_way_cases[_i], levels[i], "nchw",
+                               NULL, t);
     }
-}
-
-/* gen_conv_dw.py's conv_dw: the 1x1 + depthwise pairs (fused at level
- * all: strides, asymmetric pads, no biases, clamps) agree with torch in
- * both layouts, unfused and fused, on one and two threads. */
-START_TEST(test_conv_dw_sessions) {
-  het_env *env;
-  ck_assert_int_eq(het_env_create(&env), HET_OK);
-  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/conv_dw");
-  het_env_destroy(env);
-}
-END_TEST
-
-/* gen_conv_pool.py's conv_pool: Conv + MaxPool pairs (fused at level all:
- * stems on the image input, pool pads and ceil_mode, a Clip between;
- * a Conv with a second reader and a MaxPool whose Indices are read stay
- * apart) agree with torch in both layouts, unfused and fused, on one and
- * two threads. */
-START_TEST(test_conv_pool_sessions) {
-  het_env *env;
-  ck_assert_int_eq(het_env_create(&env), HET_OK);
-  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/conv_pool");
   het_env_destroy(env);
 }
 END_TEST
@@ -412,16 +410,6 @@ START_TEST(test_plan_se_gates) {
 }
 END_TEST
 
-/* The gates of gen_se_gates.py agree with torch at every level, layout
- * and thread count (channels-last ones broadcast in the stored order). */
-START_TEST(test_se_gates_sessions) {
-  het_env *env;
-  ck_assert_int_eq(het_env_create(&env), HET_OK);
-  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/se_gates");
-  sessions_every_way(env, HETRT_TEST_DATA "/optimizer/se_gates_nhwc");
-  het_env_destroy(env);
-}
-END_TEST
 
 #ifdef HETRT_HAVE_DNNL
 /* conv1 (3x3, stride 1, 12 -> 20 channels, Relu fused) prepared with
@@ -824,7 +812,7 @@ static het_tensor *run_conv_dw(const het_graph *g, const char *name,
   void *state = dnnl ? conv_prepare(g, n, "FusedConvDw", in, out, l2, threads) : NULL;
   het_tensor *y = conv_dw_once(g, n, state, x, xd, yd, in, out, threads);
   for (int i = 0; i < 3; i++)
-    prims[i] = het_dnnl_convdw_entries(state, i);
+    prims[i] = het_dnnl_conv_entries(state, i);
   het_dnnl_state_destroy(state);
   return y;
 }
@@ -900,7 +888,7 @@ START_TEST(test_conv_dw_band_shapes) {
     het_tensor_destroy(ref);
     het_tensor_destroy(y);
   }
-  ck_assert_int_eq(het_dnnl_convdw_entries(state, 0), 8); /* cache full */
+  ck_assert_int_eq(het_dnnl_conv_entries(state, 0), 8); /* cache full */
   het_dnnl_state_destroy(state);
   het_graph_destroy(g);
 }
@@ -946,7 +934,7 @@ START_TEST(test_conv_pool_bands) {
       het_tensor *y = node_once(g, n, het_lk_conv_pool_run, state, x, xd[k],
                                 yd[k], NULL, false, modes[i].in,
                                 modes[i].out, modes[i].threads);
-      int band = het_dnnl_conv_entries(state, true);
+      int band = het_dnnl_conv_entries(state, 1);
       ck_assert_msg(modes[i].bands ? band >= 1 : band == 0,
                     "%s mode %d: %d band primitives", names[k], i, band);
       char msg[256];
@@ -993,7 +981,7 @@ START_TEST(test_conv_add_bands) {
     het_tensor *y = node_once(g, n, het_lk_conv_run, state, x, xd, yd, z,
                               modes[i].in_place, true, true,
                               modes[i].threads);
-    ck_assert_int_eq(het_dnnl_conv_entries(state, false), modes[i].prims);
+    ck_assert_int_eq(het_dnnl_conv_entries(state, 0), modes[i].prims);
     char msg[256];
     ck_assert_msg(het_testcase_compare(ref, y, 1e-5, 1e-5, msg, sizeof msg),
                   "mode %d: %s", i, msg);
@@ -1267,10 +1255,8 @@ static Suite *layout_suite(void) {
   tcase_add_test(core, test_conv_add_bands);
 #endif
   tcase_add_test(core, test_strided_1x1_sessions);
-  tcase_add_test(core, test_conv_dw_sessions);
-  tcase_add_test(core, test_conv_pool_sessions);
+  tcase_add_loop_test(core, test_sessions_every_way, 0, N_EVERY_WAY);
   tcase_add_test(core, test_plan_se_gates);
-  tcase_add_test(core, test_se_gates_sessions);
   tcase_add_test(core, test_rgb_input_sessions);
   tcase_add_test(core, test_bad_conv_algo_option);
   tcase_add_test(core, test_plan_qdq_chain);

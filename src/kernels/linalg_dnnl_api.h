@@ -40,14 +40,12 @@ int het_dnnl_conv_candidates(const void *state);
 /* True when the node's first primitive is a strided 1x1 Conv run at unit
  * stride on the gathered pixels of an NHWC X; for tests. */
 bool het_dnnl_conv_gathered(const void *state);
-/* FusedConvDw: how many primitives it has built for its 1x1 half (half
- * 0), for its depthwise half on bands (1) or on whole images (2); for
- * tests. */
-int het_dnnl_convdw_entries(const void *state, int half);
-/* A Conv, FusedConv or FusedConvPool: how many primitives it has built
- * for whole images and residual bands (band false), or for
- * FusedConvPool's bands (true); for tests. */
-int het_dnnl_conv_entries(const void *state, bool band);
+/* How many primitives a Conv-like node has built, for tests: part 0 its
+ * own (a Conv's, a FusedConv's whole images and residual bands,
+ * FusedConvDw's 1x1 half, FusedConvPool's whole images); part 1
+ * FusedConvDw's depthwise half on bands or FusedConvPool's bands; part 2
+ * FusedConvDw's depthwise half on whole images. */
+int het_dnnl_conv_entries(const void *state, int part);
 /* True when the Conv/FusedConv node runs on oneDNN (float32, constant
  * weights, not depthwise). */
 bool het_dnnl_conv_takes(const het_graph *graph, const het_node *node);

@@ -19,9 +19,10 @@
  * cache and X and Y are channels-last (convdw_bands), else each half
  * whole, through a channels-last buffer; hetrt.FusedConvPool's Conv and
  * MaxPool likewise (convpool_bands); a 1x1 FusedConv whose Y exceeds the
- * L2 in bands with each band's residual read ahead (zband_execute).  Entries are read-only once
- * published; scratchpads and staging buffers are per thread (user
- * scratchpad mode), so runs on several threads at once are safe.  A
+ * L2 in bands with each band's residual read ahead (zband_execute).
+ * Entries are read-only once published; scratchpads and staging buffers
+ * are per thread (user scratchpad mode), so runs on several threads at
+ * once are safe.  A
  * plain-layout node oneDNN refuses falls back; an NHWC one is refused at
  * prepare (HET_ERR_UNSUPPORTED).
  */
@@ -104,7 +105,7 @@ typedef struct het_dnnl_state {
    * band_node: no pads above and below; convpool_bands); pool is the
    * MaxPool half's node. */
   struct het_dnnl_state *band;
-  het_node *band_node;
+  struct convpool_band_node *band_node;
   het_pool_half *pool;
   long l2; /* bytes of L2: FusedConvDw bands above this much 1x1 output
             * (one image), FusedConv residual bands above this much Y */
@@ -1089,6 +1090,7 @@ static het_status convdw_prepare(const het_graph *graph, const het_node *node,
  * (outputs that fit the L2, more threads: oneDNN's fork and join per
  * band; Winograd Convs) the Conv writes its whole output into the buffer
  * and the pool reads it, as the two nodes would. */
+
 /* The pair's geometry on X dims xd: the Conv on the whole image, the
  * pool on the Conv's output; ob pooled rows per band (0: whole). */
 typedef struct convpool_sched {
@@ -1099,46 +1101,38 @@ typedef struct convpool_sched {
   size_t floats; /* of buffer */
 } convpool_sched;
 
-/* The band Conv's node: the pair's attributes with no pads above and
- * below (its input rows hold them). */
-static het_status convpool_band_node(const het_node *node, het_node **out) {
-  het_node *n = calloc(1, sizeof *n);
-  het_attr *a = calloc((size_t)node->n_attrs + 1, sizeof *a);
-  int64_t *pads = calloc(4, sizeof *pads);
-  if (!n || !a || !pads) {
-    free(n);
-    free(a);
-    free(pads);
+/* The band Conv's node, in one allocation (freed with free()): the
+ * pair's attributes with no pads above and below (its input rows hold
+ * them). */
+typedef struct convpool_band_node {
+  het_node node;
+  int64_t pads[4];
+  het_attr attrs[]; /* the node's, pads replaced (or added) */
+} convpool_band_node;
+
+static het_status convpool_band_node_create(const het_node *node,
+                                            convpool_band_node **out) {
+  size_t attrs = ((size_t)node->n_attrs + 1) * sizeof(het_attr);
+  convpool_band_node *n = calloc(1, sizeof *n + attrs);
+  if (!n)
     return het_error(HET_ERR_OUT_OF_MEMORY, "oneDNN state: out of memory");
-  }
   size_t np = 0;
   const int64_t *p = het_node_attr_ints(node, "pads", &np);
   if (p && np == 4) {
-    pads[1] = p[1];
-    pads[3] = p[3];
+    n->pads[1] = p[1];
+    n->pads[3] = p[3];
   }
   int k = 0;
   for (int i = 0; i < node->n_attrs; i++)
     if (strcmp(node->attrs[i].name, "pads") != 0)
-      a[k++] = node->attrs[i];
-  a[k++] = (het_attr){.name = "pads", .type = HET_ATTR_INTS, .n = 4,
-                      .ints = pads};
-  *n = *node;
-  n->attrs = a;
-  n->n_attrs = k;
+      n->attrs[k++] = node->attrs[i];
+  n->attrs[k++] = (het_attr){.name = "pads", .type = HET_ATTR_INTS, .n = 4,
+                             .ints = n->pads};
+  n->node = *node;
+  n->node.attrs = n->attrs;
+  n->node.n_attrs = k;
   *out = n;
   return HET_OK;
-}
-
-/* Frees what convpool_band_node allocated. */
-static void convpool_band_node_free(het_node *n) {
-  if (!n)
-    return;
-  for (int i = 0; i < n->n_attrs; i++)
-    if (strcmp(n->attrs[i].name, "pads") == 0)
-      free((void *)n->attrs[i].ints);
-  free((void *)n->attrs);
-  free(n);
 }
 
 /* The schedule for X dims xd (rank 4) with weights w on threads, e the
@@ -1213,7 +1207,7 @@ static het_status convpool_bands(het_dnnl_state *s, const het_node *node,
         }
         src = stage;
       }
-      HET_TRY(convdw_half(s->band, s->band_node, node, xb, w, b, src,
+      HET_TRY(convdw_half(s->band, &s->band_node->node, node, xb, w, b, src,
                           x ? buf + (c0 - a) * row : NULL));
     }
     if (x) { /* the pool on rows [a, bnd) of the Conv's output */
@@ -1253,8 +1247,8 @@ static het_status convpool_prepare(const het_node *node,
                           "FusedConvPool without its pool attributes");
   het_kernel_prep nhwc = {.nhwc_in = 1, .nhwc_out = 1,
                           .conv_algo = HET_CONV_ALGO_DIRECT};
-  HET_TRY(convpool_band_node(node, &s->band_node));
-  HET_TRY(state_create(s->band_node, KIND_CONV, &nhwc, &s->band));
+  HET_TRY(convpool_band_node_create(node, &s->band_node));
+  HET_TRY(state_create(&s->band_node->node, KIND_CONV, &nhwc, &s->band));
   s->band->share_w = true;
   return HET_OK;
 }
@@ -1554,18 +1548,12 @@ const char *het_dnnl_conv_impl(const void *state) {
   return impl;
 }
 
-int het_dnnl_convdw_entries(const void *state, int half) {
+int het_dnnl_conv_entries(const void *state, int part) {
   const het_dnnl_state *s = state;
-  const het_dnnl_state *d = !s || !s->dw ? NULL
-                            : half == 0  ? s
-                            : half == 1  ? s->dw
-                                         : s->dw_full;
-  return d ? d->n : 0;
-}
-
-int het_dnnl_conv_entries(const void *state, bool band) {
-  const het_dnnl_state *s = state;
-  const het_dnnl_state *d = !s ? NULL : band ? s->band : s;
+  const het_dnnl_state *d = !s        ? NULL
+                            : part == 0 ? s
+                            : part == 1 ? (s->dw ? s->dw : s->band)
+                                        : s->dw_full;
   return d ? d->n : 0;
 }
 
@@ -1620,7 +1608,7 @@ void het_dnnl_state_destroy(void *state) {
   het_dnnl_state_destroy(s->dw);
   het_dnnl_state_destroy(s->dw_full);
   het_dnnl_state_destroy(s->band);
-  convpool_band_node_free(s->band_node);
+  free(s->band_node);
   free(s->pool);
   free(s->dw_node);
   free(s->dw_full_node);
