@@ -26,6 +26,7 @@
 #include "kernels/linalg_kern.h"
 #include "kernels/tuning.h"
 #include "providers/cpu/layout.h"
+#include "providers/cpu/threadpool.h"
 
 #include "common/opt_helpers.h"
 
@@ -759,11 +760,19 @@ static het_tensor *node_once(const het_graph *g, const het_node *n,
     relayout((float *)z, ins[3]->data, yd[0], yd[1], yd[2] * yd[3], out,
              false);
   }
+  het_threadpool *pool = NULL;
+  het_parallel par;
+  if (threads > 1) {
+    ck_assert_int_eq(het_threadpool_create(threads, &pool), HET_OK);
+    het_threadpool_parallel(pool, &par);
+  }
   het_kernel_ctx ctx = {.node = n, .opset = n->opset, .n_inputs = n->n_inputs,
                         .inputs = ins, .n_outputs = 1, .outputs = &y,
                         .state = state, .threads = threads,
+                        .par = pool ? &par : NULL,
                         .nhwc_in = in, .nhwc_out = out};
   ck_assert_msg(run(&ctx) == HET_OK, "%s", het_last_error());
+  het_threadpool_destroy(pool);
   het_tensor_destroy(xt);
   het_tensor_destroy(zt);
   if (!out)
@@ -820,7 +829,8 @@ static het_tensor *run_conv_dw(const het_graph *g, const char *name,
 /* The fused 1x1 + depthwise pairs of conv_dw_bands (depthwise 3x3 stride
  * 1 and 2, pads 1; 5x5 strides (2, 1), asymmetric pads) on batch 2: band
  * by band (an L2 of 64 KiB: several bands of 512 KiB and a shorter last
- * one), and whole on two threads or with a large L2, agree with the
+ * one; on two and three threads of a pool, each taking its own run of
+ * bands), and whole with a large L2, agree with the
  * generic plain path (the two halves as im2col and direct depthwise
  * Convs).  So do they with X or Y (or both) left NCHW by the layout pass,
  * as a squeeze-excitation block's broadcasting Mul could leave a
@@ -838,17 +848,18 @@ START_TEST(test_conv_dw_bands) {
     long l2;
     int threads;
     bool in, out, bands; /* X, Y channels-last; bands expected */
-  } modes[6] = {{64 << 10, 1, true, true, true},
-                {64 << 10, 2, true, true, false},
+  } modes[7] = {{64 << 10, 1, true, true, true},
+                {64 << 10, 2, true, true, true},
                 {64 << 20, 1, true, true, false},
                 {64 << 10, 1, true, false, false},
                 {64 << 10, 1, false, true, false},
-                {64 << 10, 1, false, false, false}};
+                {64 << 10, 1, false, false, false},
+                {64 << 10, 3, true, true, true}};
   for (int k = 0; k < 3; k++) {
     int p[3];
     het_tensor *ref =
         run_conv_dw(g, names[k], x, yd[k], false, false, false, 0, 1, p);
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
       het_tensor *y =
           run_conv_dw(g, names[k], x, yd[k], true, modes[i].in, modes[i].out,
                       modes[i].l2, modes[i].threads, p);
@@ -901,9 +912,9 @@ END_TEST
  * on a channels-last activation) on batch 2: band by band (an L2 of 64
  * KiB: bands of 32 KiB, one or two Conv rows each; of 256 KiB: several
  * pooled rows a band; with X channels-last or left
- * NCHW, then made so whole), and whole on two threads, with a large L2 or
- * Y left NCHW, agree with the generic plain path (the Conv, then the
- * MaxPool). */
+ * NCHW, then made so whole; on two and three threads of a pool, each
+ * taking its own run of bands), and whole with a large L2 or Y left NCHW,
+ * agree with the generic plain path (the Conv, then the MaxPool). */
 START_TEST(test_conv_pool_bands) {
   het_graph *g = load_model(CONV_POOL_BANDS "/model.onnx");
   const char *names[3] = {"b1_conv", "b2_conv", "b3_conv"};
@@ -915,20 +926,22 @@ START_TEST(test_conv_pool_bands) {
     long l2;
     int threads;
     bool in, out, bands; /* X, Y channels-last; bands expected */
-  } modes[7] = {{64 << 10, 1, true, true, true},
+  } modes[9] = {{64 << 10, 1, true, true, true},
                 {64 << 10, 1, false, true, true},
                 {256 << 10, 1, true, true, true},
-                {64 << 10, 2, true, true, false},
+                {64 << 10, 2, true, true, true},
                 {64 << 20, 1, true, true, false},
                 {64 << 10, 1, true, false, false},
-                {64 << 10, 1, false, false, false}};
+                {64 << 10, 1, false, false, false},
+                {256 << 10, 2, false, true, true},
+                {64 << 10, 3, true, true, true}};
   static float x[2 * 16 * 45 * 71];
   fill_pattern(x, 2 * 16 * 45 * 71);
   for (int k = 0; k < 3; k++) {
     const het_node *n = &g->nodes[node_named(g, names[k])];
     het_tensor *ref = node_once(g, n, het_lk_conv_pool_run, NULL, x, xd[k],
                                 yd[k], NULL, false, false, false, 1);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 9; i++) {
       void *state = conv_prepare(g, n, "FusedConvPool", modes[i].in,
                                  modes[i].out, modes[i].l2, modes[i].threads);
       het_tensor *y = node_once(g, n, het_lk_conv_pool_run, state, x, xd[k],

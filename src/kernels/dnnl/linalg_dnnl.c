@@ -28,6 +28,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@
 #include "kernels/linalg_dnnl_api.h"
 #include "kernels/linalg_kern.h"
 #include "kernels/linalg_pool_f32.h"
+#include "kernels/parallel.h"
 
 #define DNNL_CACHE 8
 #define DNNL_L2_BYTES (1024 * 1024) /* when the CPU does not say */
@@ -837,10 +839,90 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
   return HET_OK;
 }
 
+/* ---- bands on several threads ----
+ * A fused node that goes band by band on one thread goes so on more too
+ * where each thread's share of the intermediate exceeds the L2: its bands
+ * are split into as many runs as threads, a whole number of bands each,
+ * and each thread takes a run with its own buffer and oneDNN on that
+ * thread alone.  That is one fork and join for the node; with oneDNN's
+ * own threads there would be one per band, costing more than the bands
+ * save.  At two threads SqueezeNet's stem and its MaxPool took 202-214 us
+ * in two runs of bands, 246-255 us whole; MobileNetV2's 16 -> 96 pair at
+ * 112x112 261-319 us against 305-443.  Smaller shares stay in L2 whole,
+ * and bands would have the next node read rows another core wrote
+ * (MobileNetV2's 56x56x144 pair: +17 us, the Conv after it +41). */
+
+/* Rows per band for out rows, ob of them at most, so that they make a
+ * multiple of threads bands (threads > 1; *ob unchanged on one); returns
+ * the runs of bands, min(threads, bands). */
+static int band_runs(int64_t out, int threads, int64_t *ob) {
+  if (threads <= 1)
+    return 1;
+  int64_t nb = (out + *ob - 1) / *ob;
+  nb = (nb + threads - 1) / threads * threads;
+  *ob = (out + nb - 1) / nb;
+  nb = (out + *ob - 1) / *ob;
+  return nb < threads ? (int)nb : threads;
+}
+
+/* Rows [*q0, *q1) of run k of `runs` over out rows in bands of ob. */
+static void band_run_rows(int64_t out, int64_t ob, int runs, int k,
+                          int64_t *q0, int64_t *q1) {
+  int64_t nb = (out + ob - 1) / ob;
+  int64_t b0 = nb * k / runs, b1 = nb * (k + 1) / runs;
+  *q0 = b0 * ob;
+  *q1 = b1 * ob < out ? b1 * ob : out;
+}
+
+/* Runs fn(arg, k, buffer, ctx) for runs k in [0, runs) on ctx's threads,
+ * a buffer of floats each from buf; ctx with no parallel loop runner (its
+ * loops run on the calling thread).  Returns the first failure, its
+ * message recorded on this thread. */
+typedef het_status (*band_run_fn)(void *arg, int k, float *buf,
+                                   const het_kernel_ctx *ctx);
+
+typedef struct band_job {
+  band_run_fn fn;
+  void *arg;
+  const het_kernel_ctx *ctx;
+  float *buf;
+  size_t floats;
+  atomic_int failed;
+  het_status st;
+  char msg[256];
+} band_job;
+
+static void band_job_run(void *arg, int64_t k0, int64_t k1) {
+  band_job *j = arg;
+  het_kernel_ctx ctx = *j->ctx;
+  ctx.par = NULL;
+  het_kernel_set_omp_threads(1);
+  het_status st = HET_OK;
+  for (int64_t k = k0; k < k1 && st == HET_OK; k++)
+    st = j->fn(j->arg, (int)k, j->buf + (size_t)k0 * j->floats, &ctx);
+  int none = 0;
+  if (st != HET_OK && atomic_compare_exchange_strong(&j->failed, &none, 1)) {
+    j->st = st;
+    snprintf(j->msg, sizeof j->msg, "%s", het_last_error());
+  }
+}
+
+static het_status band_runs_execute(const het_kernel_ctx *ctx, int runs,
+                                    float *buf, size_t floats, band_run_fn fn,
+                                    void *arg) {
+  band_job j = {.fn = fn, .arg = arg, .ctx = ctx, .buf = buf,
+                .floats = floats};
+  atomic_init(&j.failed, 0);
+  het_parallel_for(ctx->par, runs, 1, band_job_run, &j);
+  het_kernel_set_omp_threads(ctx->threads); /* this thread's again */
+  return atomic_load(&j.failed) ? het_error(j.st, "%s", j.msg) : HET_OK;
+}
+
 /* ---- hetrt.FusedConvDw: the 1x1 half and the depthwise half, band by
  * band ----
- * Where the 1x1 half's output (one image) is larger than the L2 cache and
- * the node runs on one thread, each band of output rows goes through a
+ * Where the 1x1 half's output (one image) is larger than the L2 cache
+ * (per thread: see "bands on several threads"), each band of output rows
+ * goes through a
  * buffer in the run's scratch: the 1x1 half writes the image rows the band's
  * depthwise taps read (zero rows where they reach into the pads above and
  * below; rows the previous band already made are moved, not recomputed),
@@ -850,10 +932,9 @@ static het_status state_create(const het_node *node, dnnl_kind kind,
  * the cache: MobileNetV2's 16 -> 96 channel pair at 112x112 (4.8 MB)
  * took 459 us instead of 656 as two Convs in the model, bit-identical.
  * Smaller outputs already stay in L2 between two Convs (MobileNetV2's
- * 56x56x144 pair ran 4-7% slower in bands), and with more threads oneDNN's
- * fork and join per band costs more than it saves: then the 1x1 half
- * writes the whole output into the buffer and the depthwise half (on
- * dw_full, the real pads) reads it, as two Convs would. */
+ * 56x56x144 pair ran 4-7% slower in bands): then the 1x1 half writes the
+ * whole output into the buffer and the depthwise half (on dw_full, the
+ * real pads) reads it, as two Convs would.  More threads: see above. */
 #define CONVDW_BAND_BYTES (512 * 1024)
 
 /* The depthwise half's geometry on an image of H x W. */
@@ -923,17 +1004,17 @@ static het_status convdw_half(het_dnnl_state *s, const het_node *node,
                              "oneDNN primitive failed");
 }
 
-/* One image of the pair, ob output rows per band (see above); x NULL
- * builds the primitives the bands need and runs nothing. */
+/* Output rows [q0, q1) of one image of the pair, ob per band (see
+ * above); x NULL builds the primitives the bands need and runs nothing. */
 static het_status convdw_bands(het_dnnl_state *s, const het_node *node,
-                               const convdw_geom *g, int64_t ob,
-                               const het_tensor *const *in, const float *x,
-                               float *buf, float *y) {
+                               const convdw_geom *g, int64_t ob, int64_t q0,
+                               int64_t q1, const het_tensor *const *in,
+                               const float *x, float *buf, float *y) {
   const het_tensor *w = in[1], *b = in[2], *wd = in[3], *bd = in[4];
   size_t row = (size_t)(g->w * g->m);
   int64_t have0 = 0, have1 = INT64_MIN; /* image rows now in buf */
-  for (int64_t o0 = 0; o0 < g->oh; o0 += ob) {
-    int64_t n = ob < g->oh - o0 ? ob : g->oh - o0;
+  for (int64_t o0 = q0; o0 < q1; o0 += ob) {
+    int64_t n = ob < q1 - o0 ? ob : q1 - o0;
     int64_t r0 = o0 * g->sh - g->pt, r1 = (o0 + n - 1) * g->sh - g->pt + g->kh;
     int64_t keep = have1 > r0 ? have1 - r0 : 0;
     int64_t c0 = r0 + keep > 0 ? r0 + keep : 0, c1 = r1 < g->h ? r1 : g->h;
@@ -965,7 +1046,8 @@ typedef struct convdw_sched {
   convdw_geom g;
   bool bands;
   int64_t ob;
-  size_t floats;
+  int runs;      /* of bands, each on a thread of its own */
+  size_t floats; /* of buffer, per run */
 } convdw_sched;
 
 /* Whether s holds an entry for X dims xd (4 of them; NULL: looks for
@@ -997,24 +1079,52 @@ static bool convdw_sched_init(het_dnnl_state *s, const het_node *node,
     return false;
   size_t mid = (size_t)(g->h * g->w * g->m);
   p->ob = convdw_band_rows(g);
+  p->runs = band_runs(g->oh, threads, &p->ob);
   int64_t bd[4] = {1, g->m, (p->ob - 1) * g->sh + g->kh, g->w};
   bool seen = false, none; /* seen: this band shape ran, its 1x1 rows too */
-  p->bands = threads <= 1 && (s->nhwc_in & s->nhwc_out & 1) &&
-             mid * sizeof(float) > (size_t)s->l2 &&
+  size_t l2s = (size_t)s->l2 * (size_t)(threads > 1 ? threads : 1);
+  p->bands = (s->nhwc_in & s->nhwc_out & 1) && mid * sizeof(float) > l2s &&
              entry_room(s->dw, bd, 2, &seen) &&
-             (seen || entry_room(s, NULL, 4, &none));
+             (seen || entry_room(s, NULL, 5, &none));
   p->floats = p->bands ? (size_t)(bd[2] * g->w * g->m) : mid * (size_t)xd[0];
-  if (!p->bands)
+  if (!p->bands) {
     p->ob = g->oh;
+    p->runs = 1;
+  }
   return true;
 }
 
-/* The pair on x (dims xd) through buf (p->floats): band by band per
- * image, or each half whole; x NULL: builds only. */
+/* The run of bands k of every image (band_runs_execute). */
+typedef struct convdw_job {
+  het_dnnl_state *s;
+  const convdw_sched *p;
+  const int64_t *xd;
+  const het_tensor *const *in;
+  const float *x;
+  float *y;
+} convdw_job;
+
+static het_status convdw_run_k(void *arg, int k, float *buf,
+                               const het_kernel_ctx *ctx) {
+  const convdw_job *j = arg;
+  const convdw_geom *g = &j->p->g;
+  int64_t q0, q1;
+  band_run_rows(g->oh, j->p->ob, j->p->runs, k, &q0, &q1);
+  for (int64_t i = 0; i < j->xd[0]; i++)
+    HET_TRY(convdw_bands(j->s, ctx->node, g, j->p->ob, q0, q1, j->in,
+                         j->x + (size_t)(i * g->c * g->h * g->w), buf,
+                         j->y + (size_t)(i * g->m * g->oh * g->ow)));
+  return HET_OK;
+}
+
+/* The pair on x (dims xd) through buf (p->runs * p->floats): band by
+ * band per image, in runs on ctx's threads, or each half whole; x NULL:
+ * builds only (ctx unused). */
 static het_status convdw_run_images(het_dnnl_state *s, const het_node *node,
                                     const convdw_sched *p, const int64_t *xd,
                                     const het_tensor *const *in, const float *x,
-                                    float *buf, float *y) {
+                                    float *buf, float *y,
+                                    const het_kernel_ctx *ctx) {
   const convdw_geom *g = &p->g;
   if (!p->bands) {
     int64_t md[4] = {xd[0], g->m, g->h, g->w};
@@ -1022,10 +1132,15 @@ static het_status convdw_run_images(het_dnnl_state *s, const het_node *node,
     return convdw_half(s->dw_full, &s->dw_full_node->node, node, md, in[3],
                        in[4], x ? buf : NULL, y);
   }
-  for (int64_t i = 0; i < (x ? xd[0] : 1); i++)
-    HET_TRY(convdw_bands(s, node, g, p->ob, in,
-                         x ? x + (size_t)(i * g->c * g->h * g->w) : NULL, buf,
-                         x ? y + (size_t)(i * g->m * g->oh * g->ow) : NULL));
+  if (x) {
+    convdw_job j = {.s = s, .p = p, .xd = xd, .in = in, .x = x, .y = y};
+    return band_runs_execute(ctx, p->runs, buf, p->floats, convdw_run_k, &j);
+  }
+  for (int k = 0; k < p->runs; k++) {
+    int64_t q0, q1;
+    band_run_rows(g->oh, p->ob, p->runs, k, &q0, &q1);
+    HET_TRY(convdw_bands(s, node, g, p->ob, q0, q1, in, NULL, NULL, NULL));
+  }
   return HET_OK;
 }
 
@@ -1070,12 +1185,13 @@ static het_status convdw_prepare(const het_graph *graph, const het_node *node,
   if (!convdw_sched_init(s, node, xd, in[1], in[3], prep->threads, &p))
     return het_node_error(node, HET_ERR_SHAPE,
                           "depthwise half does not fit its input");
-  return convdw_run_images(s, node, &p, xd, in, NULL, NULL, NULL);
+  return convdw_run_images(s, node, &p, xd, in, NULL, NULL, NULL, NULL);
 }
 
 /* ---- hetrt.FusedConvPool: the Conv and its MaxPool, band by band ----
- * Where one image of the Conv's output is larger than the L2 cache, Y is
- * channels-last and the node runs on one thread, the pair goes band by
+ * Where one image of the Conv's output is larger than the L2 cache (per
+ * thread: see "bands on several threads") and Y is channels-last, the
+ * pair goes band by
  * band of pooled rows through a buffer of half the L2 in the run's
  * scratch: the Conv writes the rows the band's pool windows read (rows
  * the previous band already made are moved, not recomputed), on a
@@ -1087,9 +1203,8 @@ static het_status convdw_prepare(const het_graph *graph, const het_node *node,
  * us as two nodes and 332-336 us fused, ResNet-50's at 512x512 6.9-7.6 ms
  * and 6.5-6.6 ms (one thread, `hetrt profile`).  An X not stored
  * channels-last (an image input) is first made so whole.  Elsewhere
- * (outputs that fit the L2, more threads: oneDNN's fork and join per
- * band; Winograd Convs) the Conv writes its whole output into the buffer
- * and the pool reads it, as the two nodes would. */
+ * (outputs that fit the L2; Winograd Convs) the Conv writes its whole
+ * output into the buffer and the pool reads it, as the two nodes would. */
 
 /* The pair's geometry on X dims xd: the Conv on the whole image, the
  * pool on the Conv's output; ob pooled rows per band (0: whole). */
@@ -1098,7 +1213,8 @@ typedef struct convpool_sched {
   het_conv_geom pg;
   int64_t kh, pt; /* the Conv's dilated kernel height, pad above */
   int64_t ob;
-  size_t floats; /* of buffer */
+  int runs;      /* of bands, each on a thread of its own */
+  size_t floats; /* of buffer, per run */
 } convpool_sched;
 
 /* The band Conv's node, in one allocation (freed with free()): the
@@ -1155,10 +1271,12 @@ static bool convpool_sched_init(const het_dnnl_state *s, const het_node *node,
   int64_t pk = p->pg.kernel[0];
   int64_t rows = s->l2 / 2 / (row * (int64_t)sizeof(float));
   p->ob = rows < pk ? 1 : (rows - pk) / ps + 1;
-  bool bands = threads <= 1 && (s->nhwc_out & 1) && e && e->ok &&
-               !e->dst_r && !e->gather &&
-               p->c.y[2] * row * (int64_t)sizeof(float) > s->l2 &&
-               p->ob < p->pg.out[0];
+  int64_t out = p->pg.out[0];
+  bool bands = (s->nhwc_out & 1) && e && e->ok && !e->dst_r && !e->gather &&
+               p->c.y[2] * row * (int64_t)sizeof(float) >
+                   s->l2 * (threads > 1 ? threads : 1) &&
+               p->ob < out;
+  p->runs = bands ? band_runs(out, threads, &p->ob) : 1;
   if (!bands)
     p->ob = 0;
   p->floats = bands ? (size_t)(((p->ob - 1) * ps + pk) * row)
@@ -1166,21 +1284,23 @@ static bool convpool_sched_init(const het_dnnl_state *s, const het_node *node,
   return true;
 }
 
-/* One image of the pair band by band (see above): x the image's X
- * channels-last (NULL: builds the band primitives, runs nothing), y its
- * Y, buf p->floats of buffer. */
+
+/* Pooled rows [q0, q1) of one image of the pair band by band (see
+ * above): x the image's X channels-last (NULL: builds the band
+ * primitives, runs nothing), y its Y, buf p->floats of buffer. */
 static het_status convpool_bands(het_dnnl_state *s, const het_node *node,
                                  const convpool_sched *p, const int64_t *xd,
                                  const het_tensor *w, const het_tensor *b,
-                                 const float *x, float *buf, float *y,
+                                 int64_t q0, int64_t q1, const float *x,
+                                 float *buf, float *y,
                                  const het_kernel_ctx *ctx) {
   const het_conv_geom *pg = &p->pg;
   int64_t c = xd[1], h = xd[2], wd = xd[3], m = p->c.y[1];
   int64_t oh = p->c.y[2], row = p->c.y[3] * m, st = p->c.st[0];
   int64_t ps = pg->stride[0], ppt = pg->pad_b[0], pk = pg->kernel[0];
   int64_t have0 = 0, have1 = 0; /* the Conv's rows now in buf */
-  for (int64_t p0 = 0; p0 < pg->out[0]; p0 += p->ob) {
-    int64_t p1 = p0 + p->ob < pg->out[0] ? p0 + p->ob : pg->out[0];
+  for (int64_t p0 = q0; p0 < q1; p0 += p->ob) {
+    int64_t p1 = p0 + p->ob < q1 ? p0 + p->ob : q1;
     int64_t a = p0 * ps - ppt, bnd = (p1 - 1) * ps - ppt + pk;
     a = a < 0 ? 0 : a > oh ? oh : a;
     bnd = bnd > oh ? oh : bnd < a ? a : bnd;
@@ -1264,8 +1384,36 @@ static het_status convpool_build(het_dnnl_state *s, const het_node *node,
     return het_node_error(node, HET_ERR_SHAPE,
                           "the MaxPool half does not fit the Conv's output");
   het_kernel_ctx none = {.node = node};
-  return p.ob ? convpool_bands(s, node, &p, xd, w, b, NULL, NULL, NULL, &none)
-              : HET_OK;
+  for (int k = 0; p.ob && k < p.runs; k++) {
+    int64_t q0, q1;
+    band_run_rows(p.pg.out[0], p.ob, p.runs, k, &q0, &q1);
+    HET_TRY(convpool_bands(s, node, &p, xd, w, b, q0, q1, NULL, NULL, NULL,
+                           &none));
+  }
+  return HET_OK;
+}
+
+/* The run of bands k of every image (band_runs_execute). */
+typedef struct convpool_job {
+  het_dnnl_state *s;
+  const convpool_sched *p;
+  const het_tensor *x, *w, *b;
+  het_tensor *y;
+  const float *xl; /* X channels-last */
+} convpool_job;
+
+static het_status convpool_run_k(void *arg, int k, float *buf,
+                                 const het_kernel_ctx *ctx) {
+  const convpool_job *j = arg;
+  const het_tensor *x = j->x;
+  int64_t xi = x->dims[1] * x->dims[2] * x->dims[3];
+  int64_t yi = j->y->dims[1] * j->y->dims[2] * j->y->dims[3], q0, q1;
+  band_run_rows(j->p->pg.out[0], j->p->ob, j->p->runs, k, &q0, &q1);
+  for (int64_t i = 0; i < x->dims[0]; i++)
+    HET_TRY(convpool_bands(j->s, ctx->node, j->p, x->dims, j->w, j->b, q0, q1,
+                           j->xl + i * xi, buf, (float *)j->y->data + i * yi,
+                           ctx));
+  return HET_OK;
 }
 
 /* Scratch of FusedConvPool: the Conv's whole output (bands take less). */
@@ -1305,19 +1453,19 @@ static het_status convpool_run(het_kernel_ctx *ctx, het_dnnl_state *s,
       y->dims[2] != p.pg.out[0] || y->dims[3] != p.pg.out[1])
     return het_lk_fail(ctx, HET_ERR_SHAPE, "Y is not the pooled Conv output");
   float *buf = NULL, *xl = x->data;
-  HET_TRY(het_kernel_take(ctx, p.floats * sizeof(float), (void **)&buf));
+  HET_TRY(het_kernel_take(ctx, (size_t)p.runs * p.floats * sizeof(float),
+                          (void **)&buf));
   het_status st = HET_OK;
   if (p.ob && !(s->nhwc_in & 1) && e->src_r) { /* X channels-last first */
     xl = het_dnnl_stage(0, dnnl_memory_desc_get_size(&e->p.src_md));
     if (!xl || !stage_src(e, x->data, xl))
       st = het_lk_fail(ctx, HET_ERR_KERNEL, "oneDNN reorder failed");
   }
-  int64_t xi = x->dims[1] * x->dims[2] * x->dims[3];
-  int64_t yi = y->dims[1] * y->dims[2] * y->dims[3];
-  for (int64_t i = 0; p.ob && st == HET_OK && i < x->dims[0]; i++)
-    st = convpool_bands(s, ctx->node, &p, x->dims, w, b, xl + i * xi, buf,
-                        (float *)y->data + i * yi, ctx);
-  if (!p.ob) {
+  if (p.ob && st == HET_OK) {
+    convpool_job j = {.s = s, .p = &p, .x = x, .w = w, .b = b, .y = y,
+                      .xl = xl};
+    st = band_runs_execute(ctx, p.runs, buf, p.floats, convpool_run_k, &j);
+  } else if (!p.ob) {
     st = convdw_half(s, ctx->node, ctx->node, x->dims, w, b, x->data, buf);
     het_tensor mid = {.dtype = HET_DTYPE_FLOAT32, .rank = 4,
                       .dims = {x->dims[0], p.c.y[1], p.c.y[2], p.c.y[3]},
@@ -1822,8 +1970,9 @@ static bool convdw_ctx_sched(const het_kernel_ctx *ctx, convdw_sched *p) {
 
 static size_t convdw_scratch(const het_kernel_ctx *ctx) {
   convdw_sched p;
-  return convdw_ctx_sched(ctx, &p) ? (p.floats * sizeof(float) + 63) & ~(size_t)63
-                                   : 0; /* the run reports it */
+  return convdw_ctx_sched(ctx, &p)
+             ? ((size_t)p.runs * p.floats * sizeof(float) + 63) & ~(size_t)63
+             : 0; /* the run reports it */
 }
 
 /* FusedConvDw on its states, through a buffer from the run's scratch. */
@@ -1848,9 +1997,10 @@ static het_status convdw_run(het_kernel_ctx *ctx, het_dnnl_state *s,
     return het_lk_fail(ctx, HET_ERR_SHAPE,
                        "depthwise half does not fit its input");
   float *buf = NULL;
-  HET_TRY(het_kernel_take(ctx, p.floats * sizeof(float), (void **)&buf));
+  HET_TRY(het_kernel_take(ctx, (size_t)p.runs * p.floats * sizeof(float),
+                          (void **)&buf));
   het_status st = convdw_run_images(s, ctx->node, &p, x->dims, in, x->data,
-                                    buf, y->data);
+                                    buf, y->data, ctx);
   het_kernel_give(ctx, buf);
   return st;
 }
