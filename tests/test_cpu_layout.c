@@ -830,7 +830,8 @@ static het_tensor *run_conv_dw(const het_graph *g, const char *name,
  * 1 and 2, pads 1; 5x5 strides (2, 1), asymmetric pads) on batch 2: band
  * by band (an L2 of 64 KiB: several bands of 512 KiB and a shorter last
  * one; on two and three threads of a pool, each taking its own run of
- * bands), and whole with a large L2, agree with the
+ * bands), and whole with a large L2 or an L2 that holds each of two
+ * threads' share, agree with the
  * generic plain path (the two halves as im2col and direct depthwise
  * Convs).  So do they with X or Y (or both) left NCHW by the layout pass,
  * as a squeeze-excitation block's broadcasting Mul could leave a
@@ -848,18 +849,19 @@ START_TEST(test_conv_dw_bands) {
     long l2;
     int threads;
     bool in, out, bands; /* X, Y channels-last; bands expected */
-  } modes[7] = {{64 << 10, 1, true, true, true},
+  } modes[8] = {{64 << 10, 1, true, true, true},
                 {64 << 10, 2, true, true, true},
                 {64 << 20, 1, true, true, false},
                 {64 << 10, 1, true, false, false},
                 {64 << 10, 1, false, true, false},
                 {64 << 10, 1, false, false, false},
-                {64 << 10, 3, true, true, true}};
+                {64 << 10, 3, true, true, true},
+                {512 << 10, 2, true, true, false}};
   for (int k = 0; k < 3; k++) {
     int p[3];
     het_tensor *ref =
         run_conv_dw(g, names[k], x, yd[k], false, false, false, 0, 1, p);
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
       het_tensor *y =
           run_conv_dw(g, names[k], x, yd[k], true, modes[i].in, modes[i].out,
                       modes[i].l2, modes[i].threads, p);
@@ -913,8 +915,9 @@ END_TEST
  * KiB: bands of 32 KiB, one or two Conv rows each; of 256 KiB: several
  * pooled rows a band; with X channels-last or left
  * NCHW, then made so whole; on two and three threads of a pool, each
- * taking its own run of bands), and whole with a large L2 or Y left NCHW,
- * agree with the generic plain path (the Conv, then the MaxPool). */
+ * taking its own run of bands), and whole with a large L2 (or one that
+ * holds each of two threads' share) or Y left NCHW, agree with the
+ * generic plain path (the Conv, then the MaxPool). */
 START_TEST(test_conv_pool_bands) {
   het_graph *g = load_model(CONV_POOL_BANDS "/model.onnx");
   const char *names[3] = {"b1_conv", "b2_conv", "b3_conv"};
@@ -926,22 +929,23 @@ START_TEST(test_conv_pool_bands) {
     long l2;
     int threads;
     bool in, out, bands; /* X, Y channels-last; bands expected */
-  } modes[9] = {{64 << 10, 1, true, true, true},
-                {64 << 10, 1, false, true, true},
-                {256 << 10, 1, true, true, true},
-                {64 << 10, 2, true, true, true},
-                {64 << 20, 1, true, true, false},
-                {64 << 10, 1, true, false, false},
-                {64 << 10, 1, false, false, false},
-                {256 << 10, 2, false, true, true},
-                {64 << 10, 3, true, true, true}};
+  } modes[10] = {{64 << 10, 1, true, true, true},
+                 {64 << 10, 1, false, true, true},
+                 {256 << 10, 1, true, true, true},
+                 {64 << 10, 2, true, true, true},
+                 {64 << 20, 1, true, true, false},
+                 {64 << 10, 1, true, false, false},
+                 {64 << 10, 1, false, false, false},
+                 {256 << 10, 2, false, true, true},
+                 {64 << 10, 3, true, true, true},
+                 {512 << 10, 2, true, true, false}};
   static float x[2 * 16 * 45 * 71];
   fill_pattern(x, 2 * 16 * 45 * 71);
   for (int k = 0; k < 3; k++) {
     const het_node *n = &g->nodes[node_named(g, names[k])];
     het_tensor *ref = node_once(g, n, het_lk_conv_pool_run, NULL, x, xd[k],
                                 yd[k], NULL, false, false, false, 1);
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 10; i++) {
       void *state = conv_prepare(g, n, "FusedConvPool", modes[i].in,
                                  modes[i].out, modes[i].l2, modes[i].threads);
       het_tensor *y = node_once(g, n, het_lk_conv_pool_run, state, x, xd[k],
