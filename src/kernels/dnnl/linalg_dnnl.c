@@ -1284,6 +1284,20 @@ static bool convpool_sched_init(const het_dnnl_state *s, const het_node *node,
   return true;
 }
 
+/* The pool half on in (rows of the Conv's output, channels-last when
+ * nhwc) into out with geometry g, on ctx's loop runner. */
+static het_status convpool_pool(const het_kernel_ctx *ctx, het_tensor *in,
+                                het_tensor *out, const het_conv_geom *g,
+                                bool nhwc) {
+  het_tensor *ins[1] = {in}, *outs[1] = {out};
+  het_kernel_ctx pc = *ctx;
+  pc.inputs = ins;
+  pc.outputs = outs;
+  pc.n_inputs = pc.n_outputs = 1;
+  pc.nhwc_in = pc.nhwc_out = nhwc;
+  pc.state = NULL;
+  return het_lk_pool2d_f32_run(&pc, g, true, false);
+}
 
 /* Pooled rows [q0, q1) of one image of the pair band by band (see
  * above): x the image's X channels-last (NULL: builds the band
@@ -1340,14 +1354,7 @@ static het_status convpool_bands(het_dnnl_state *s, const het_node *node,
       het_tensor out = {.dtype = HET_DTYPE_FLOAT32, .rank = 4,
                         .dims = {1, m, p1 - p0, pg->out[1]},
                         .data = y + p0 * pg->out[1] * m};
-      het_tensor *ins[1] = {&in}, *outs[1] = {&out};
-      het_kernel_ctx pc = *ctx;
-      pc.inputs = ins;
-      pc.outputs = outs;
-      pc.n_inputs = pc.n_outputs = 1;
-      pc.nhwc_in = pc.nhwc_out = 1;
-      pc.state = NULL;
-      HET_TRY(het_lk_pool2d_f32_run(&pc, &gb, true, false));
+      HET_TRY(convpool_pool(ctx, &in, &out, &gb, true));
     }
     have0 = a;
     have1 = bnd;
@@ -1470,15 +1477,8 @@ static het_status convpool_run(het_kernel_ctx *ctx, het_dnnl_state *s,
     het_tensor mid = {.dtype = HET_DTYPE_FLOAT32, .rank = 4,
                       .dims = {x->dims[0], p.c.y[1], p.c.y[2], p.c.y[3]},
                       .data = buf};
-    het_tensor *ins[1] = {&mid};
-    het_kernel_ctx pc = *ctx;
-    pc.inputs = ins;
-    pc.n_inputs = 1;
-    pc.n_outputs = 1;
-    pc.nhwc_in = pc.nhwc_out = s->nhwc_out & 1;
-    pc.state = NULL;
     if (st == HET_OK)
-      st = het_lk_pool2d_f32_run(&pc, &p.pg, true, false);
+      st = convpool_pool(ctx, &mid, y, &p.pg, s->nhwc_out & 1);
   }
   het_kernel_give(ctx, buf);
   *done = st == HET_OK;
