@@ -6,8 +6,9 @@
  * with a float64 requantization written here (at most 1 LSB: the kernels
  * round float32 products).  Also: nodes it must leave to the reference,
  * the scratch slot, the shape cache running full, threads sharing a node,
- * and generated models (tests/data/kernels/gen_qlinear.py) run through a
- * session.
+ * channels-last 1x1 nodes on hetrt's own VNNI kernel (kernels/qconv_vnni.h)
+ * and those its rules leave to oneDNN, and generated models
+ * (tests/data/kernels/gen_qlinear.py) run through a session.
  */
 #include <check.h>
 #include <math.h>
@@ -26,6 +27,8 @@
 #include "core/tensor.h"
 #include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_kern.h"
+#include "kernels/qconv_vnni.h"
+#include "providers/cpu/threadpool.h"
 
 #define QLINEAR_DIR HETRT_TEST_DATA "/kernels/qlinear/"
 
@@ -648,6 +651,162 @@ START_TEST(test_qconv_threads) {
 END_TEST
 #endif
 
+#ifdef HETRT_HAVE_DNNL
+/* Channels-last 1x1 nodes, as the layout pass prepares them: on hetrt's
+ * VNNI kernel where its rules hold (uint8 X, whole 64-channel panels, K a
+ * multiple of 4, no padding), else on oneDNN; either way bit-exact with
+ * the reference.  Rows not a multiple of the kernel's 6-row tile, batches,
+ * 1-D, int8 Y, ties, strides (pixels gathered into the run's scratch)
+ * and a second thread each get a case. */
+typedef struct own_case {
+  qcase q;
+  bool own; /* the VNNI kernel should take it (on a CPU that has it) */
+  int threads;
+} own_case;
+
+static const own_case own_cases[] = {
+    {{"own_tail_rows", 4, 1, 64, 7, 5, 64, 1, 1, 1, 1, 1, 1, 1, {0}, NULL,
+      U8, U8, 128, 100, true, true, false},
+     true, 1},
+    {{"own_k68_s8_batch2", 4, 2, 68, 5, 6, 128, 1, 1, 1, 1, 1, 1, 1, {0},
+      NULL, U8, S8, 3, -3, true, false, false},
+     true, 1},
+    {{"own_ties_per_tensor", 4, 1, 16, 8, 8, 192, 1, 1, 1, 1, 1, 1, 1, {0},
+      NULL, U8, U8, 128, 101, false, true, true},
+     true, 1},
+    {{"own_two_threads", 4, 1, 128, 13, 13, 256, 1, 1, 1, 1, 1, 1, 1, {0},
+      NULL, U8, U8, 7, 9, true, true, false},
+     true, 2},
+    {{"own_conv1d", 3, 1, 32, 37, 0, 64, 1, 0, 1, 1, 0, 1, 0, {0}, NULL, U8,
+      U8, 5, 250, true, true, false},
+     true, 1},
+    {{"dnnl_m48", 4, 1, 32, 9, 9, 48, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, U8, U8,
+      128, 100, true, true, false},
+     false, 1},
+    {{"dnnl_s8_x", 4, 1, 64, 6, 6, 64, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, S8,
+      S8, -5, 7, true, true, false},
+     false, 1},
+    {{"own_stride2x3", 4, 2, 64, 9, 10, 64, 1, 1, 1, 2, 3, 1, 1, {0}, NULL,
+      U8, U8, 3, 5, true, true, false},
+     true, 1},
+    {{"dnnl_1x1_padded", 4, 1, 64, 6, 6, 64, 1, 1, 1, 1, 1, 1, 1,
+      {1, 0, 0, 1}, NULL, U8, U8, 0, 5, true, true, false},
+     false, 1},
+};
+
+/* n images of c channels x px pixels: NCHW <-> NHWC. */
+static void swap_layout(const uint8_t *src, uint8_t *dst, int64_t n,
+                        int64_t c, int64_t px, bool to_nhwc) {
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t p = 0; p < px; p++) {
+        size_t planar = (size_t)((b * c + ch) * px + p);
+        size_t last = (size_t)((b * px + p) * c + ch);
+        if (to_nhwc)
+          dst[last] = src[planar];
+        else
+          dst[planar] = src[last];
+      }
+}
+
+START_TEST(test_qconv_nhwc_1x1) {
+  if (!dnnl_expected())
+    return;
+  const own_case *oc = &own_cases[_i];
+  const qcase *qc = &oc->q;
+  fixture f;
+  fixture_init(&f, qc, 4242u + (unsigned)_i);
+  bool on;
+  uint8_t *ref = run_kernel(&f, NULL, false, &on);
+  het_kernel_prep prep = {.nhwc_in = 1, .nhwc_out = 1,
+                          .threads = oc->threads};
+  void *state = NULL;
+  ck_assert_int_eq(het_dnnl_qconv_prepare_with(&f.g, &f.node, &prep, &state),
+                   HET_OK);
+  ck_assert_ptr_nonnull(state);
+  const char *impl = het_dnnl_qconv_impl(state);
+  ck_assert_ptr_nonnull(impl);
+  bool own = strcmp(impl, "hetrt:vnni_1x1") == 0;
+  ck_assert_msg(own == (oc->own && het_qv_usable()), "%s: ran on %s",
+                qc->name, impl);
+  het_tensor *x = &f.t[IN_X], *y = &f.t[OUT_Y];
+  int64_t xpx = het_tensor_count(x) / (qc->n * qc->c);
+  int64_t ypx = het_tensor_count(y) / (qc->n * qc->m);
+  uint8_t *planar_x = x->data, *xl = malloc(x->nbytes);
+  uint8_t *yl = malloc(y->nbytes), *got = malloc(y->nbytes);
+  ck_assert(xl && yl && got);
+  swap_layout(planar_x, xl, qc->n, qc->c, xpx, true);
+  x->data = xl;
+  het_threadpool *pool = NULL;
+  het_parallel par;
+  if (oc->threads > 1) {
+    ck_assert_int_eq(het_threadpool_create(oc->threads, &pool), HET_OK);
+    het_threadpool_parallel(pool, &par);
+  }
+  het_tensor *ins[9], *outs[1];
+  het_kernel_ctx ctx;
+  ctx_init(&ctx, &f, ins, outs, state);
+  ctx.threads = oc->threads;
+  ctx.par = pool ? &par : NULL;
+  ctx.nhwc_in = ctx.nhwc_out = 1;
+  y->data = yl;
+  memset(yl, 0xa5, y->nbytes);
+  size_t need = qconv_kernel()->scratch(&ctx);
+  ck_assert_uint_eq(need > 0, qc->sh > 1); /* only the gather stages */
+  ctx.scratch = need ? aligned_alloc(64, need) : NULL;
+  ctx.scratch_size = need;
+  ck_assert_int_eq(het_dnnl_qconv_run(&ctx, &on), HET_OK);
+  ck_assert(on);
+  ck_assert_uint_le(ctx.scratch_used, need);
+  ck_assert_uint_eq(ctx.scratch_used > 0, need > 0);
+  free(ctx.scratch);
+  swap_layout(yl, got, qc->n, qc->m, ypx, false);
+  y->data = got; /* ref_f64 reads X planar and Y's dims */
+  x->data = planar_x;
+  assert_matches(&f, qc, got, ref, impl);
+  het_threadpool_destroy(pool);
+  het_dnnl_qconv_destroy(state);
+  free(xl);
+  free(yl);
+  free(ref);
+  fixture_deinit(&f);
+}
+END_TEST
+
+/* The VNNI kernel's requantization at the rails: a multiplier so large
+ * that float(acc) * scale overflows int32 must still saturate (vcvtps2dq
+ * alone gives INT_MIN there), positive to the top, negative to the
+ * bottom, for uint8 and int8 Y. */
+START_TEST(test_qv_saturation) {
+  if (!het_qv_usable())
+    return;
+  enum { K = 8, N = 64, PX = 7 };
+  int8_t w[N * K];
+  uint8_t x[PX * K], y[PX * N];
+  for (int i = 0; i < N * K; i++)
+    w[i] = (int8_t)(i / K % 2 ? -100 : 100); /* channel parity: the sign */
+  for (int i = 0; i < PX * K; i++)
+    x[i] = (uint8_t)(200 + i % 50);
+  float scale = 1e30f;
+  for (int y_signed = 0; y_signed < 2; y_signed++) {
+    het_qv_1x1 q;
+    ck_assert(het_qv_1x1_init(&q, w, NULL, N, K, NULL, 0, &scale, 1,
+                              y_signed ? 5 : 9, y_signed));
+    memset(y, 0x11, sizeof y);
+    het_qv_1x1_run(&q, x, PX, y, NULL);
+    for (int p = 0; p < PX; p++)
+      for (int c = 0; c < N; c++) {
+        int got = y_signed ? (int8_t)y[p * N + c] : y[p * N + c];
+        int want = c % 2 ? (y_signed ? -128 : 0) : (y_signed ? 127 : 255);
+        ck_assert_msg(got == want, "y_signed %d pixel %d channel %d: %d, not %d",
+                      y_signed, p, c, got, want);
+      }
+    het_qv_1x1_free(&q);
+  }
+}
+END_TEST
+#endif
+
 /* Generated models (constant W, scales, zero points, bias) through a
  * session on the CPU provider, against numpy's float32 requantization. */
 static const char *const model_cases[] = {
@@ -670,6 +829,8 @@ static Suite *qlinear_suite(void) {
 #ifdef HETRT_HAVE_DNNL
   tcase_add_test(lim, test_qconv_cache_full);
   tcase_add_test(lim, test_qconv_threads);
+  tcase_add_loop_test(lim, test_qconv_nhwc_1x1, 0, CASE_COUNT(own_cases));
+  tcase_add_test(lim, test_qv_saturation);
 #endif
   suite_add_tcase(s, lim);
   return s;

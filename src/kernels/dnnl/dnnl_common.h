@@ -69,6 +69,8 @@ void *het_dnnl_malloc(size_t n);
  * last call and forgets it.  Call it before a build (to start clean) and
  * after one that failed. */
 bool het_dnnl_oom_take(void);
+/* Notes the second case for a build's own allocation. */
+void het_dnnl_oom_note(void);
 
 /* This thread's staging buffer number slot (0 .. HET_DNNL_STAGE_SLOTS-1),
  * 64-byte aligned, of at least n bytes: valid until the next call for that
