@@ -652,46 +652,75 @@ END_TEST
 #endif
 
 #ifdef HETRT_HAVE_DNNL
-/* Channels-last 1x1 nodes, as the layout pass prepares them: on hetrt's
- * VNNI kernel where its rules hold (uint8 X, whole 64-channel panels, K a
- * multiple of 4, no padding), else on oneDNN; either way bit-exact with
- * the reference.  Rows not a multiple of the kernel's 6-row tile, batches,
- * 1-D, int8 Y, ties, strides (pixels gathered into the run's scratch)
- * and a second thread each get a case. */
+/* Nodes with channels-last Y, as the layout pass prepares them, on hetrt's
+ * VNNI kernel where its rules hold (kernels/qconv_own.h: 1x1 from
+ * channels-last uint8 X with whole 64-channel panels and K a multiple of
+ * 4, unpadded; or narrow, at most 4 input channels, planar or
+ * channels-last X, any kernel, stride and pads), else on oneDNN; either
+ * way bit-exact with the reference.  Rows not a multiple of the kernel's
+ * 6-pixel tile, batches, 1-D, int8 Y, ties, strides (1x1: pixels gathered
+ * into the run's scratch), asymmetric pads and a second thread each get a
+ * case. */
 typedef struct own_case {
   qcase q;
-  bool own; /* the VNNI kernel should take it (on a CPU that has it) */
+  const char *impl; /* the VNNI kernel's way (on a CPU that has it), or
+                       NULL: oneDNN's */
   int threads;
+  bool x_planar; /* X stays NCHW (as a graph input does) */
 } own_case;
+
+#define V1X1 "hetrt:vnni_1x1"
+#define VNARROW "hetrt:vnni_narrow"
 
 static const own_case own_cases[] = {
     {{"own_tail_rows", 4, 1, 64, 7, 5, 64, 1, 1, 1, 1, 1, 1, 1, {0}, NULL,
       U8, U8, 128, 100, true, true, false},
-     true, 1},
+     V1X1, 1, false},
     {{"own_k68_s8_batch2", 4, 2, 68, 5, 6, 128, 1, 1, 1, 1, 1, 1, 1, {0},
       NULL, U8, S8, 3, -3, true, false, false},
-     true, 1},
+     V1X1, 1, false},
     {{"own_ties_per_tensor", 4, 1, 16, 8, 8, 192, 1, 1, 1, 1, 1, 1, 1, {0},
       NULL, U8, U8, 128, 101, false, true, true},
-     true, 1},
+     V1X1, 1, false},
     {{"own_two_threads", 4, 1, 128, 13, 13, 256, 1, 1, 1, 1, 1, 1, 1, {0},
       NULL, U8, U8, 7, 9, true, true, false},
-     true, 2},
+     V1X1, 2, false},
     {{"own_conv1d", 3, 1, 32, 37, 0, 64, 1, 0, 1, 1, 0, 1, 0, {0}, NULL, U8,
       U8, 5, 250, true, true, false},
-     true, 1},
+     V1X1, 1, false},
     {{"dnnl_m48", 4, 1, 32, 9, 9, 48, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, U8, U8,
       128, 100, true, true, false},
-     false, 1},
+     NULL, 1, false},
     {{"dnnl_s8_x", 4, 1, 64, 6, 6, 64, 1, 1, 1, 1, 1, 1, 1, {0}, NULL, S8,
       S8, -5, 7, true, true, false},
-     false, 1},
+     NULL, 1, false},
     {{"own_stride2x3", 4, 2, 64, 9, 10, 64, 1, 1, 1, 2, 3, 1, 1, {0}, NULL,
       U8, U8, 3, 5, true, true, false},
-     true, 1},
+     V1X1, 1, false},
+    {{"narrow_stem_planar", 4, 1, 3, 23, 21, 64, 7, 7, 1, 2, 2, 1, 1,
+      {3, 3, 3, 3}, NULL, U8, U8, 128, 3, true, true, false},
+     VNARROW, 1, true},
+    {{"narrow_stem_nhwc_batch2", 4, 2, 3, 16, 17, 64, 7, 7, 1, 2, 2, 1, 1,
+      {3, 3, 3, 3}, NULL, U8, U8, 117, 3, true, true, false},
+     VNARROW, 1, false},
+    {{"narrow_c1_asym_pads_s8", 4, 1, 1, 12, 9, 128, 3, 5, 1, 1, 2, 1, 1,
+      {0, 2, 1, 1}, NULL, U8, S8, 7, -4, false, false, false},
+     VNARROW, 1, true},
+    {{"narrow_c4_threads", 4, 1, 4, 30, 31, 64, 3, 3, 1, 1, 1, 1, 1,
+      {1, 1, 1, 1}, NULL, U8, U8, 0, 9, true, true, false},
+     VNARROW, 2, true},
+    {{"narrow_c2_ties", 4, 1, 2, 10, 10, 64, 3, 3, 1, 1, 1, 1, 1,
+      {1, 1, 1, 1}, NULL, U8, U8, 128, 101, true, true, true},
+     VNARROW, 1, false},
+    {{"dnnl_c5", 4, 1, 5, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, {1, 1, 1, 1}, NULL,
+      U8, U8, 3, 5, true, true, false},
+     NULL, 1, true},
+    {{"dnnl_narrow_dilated", 4, 1, 3, 12, 12, 64, 3, 3, 1, 1, 1, 2, 2,
+      {2, 2, 2, 2}, NULL, U8, U8, 3, 5, true, true, false},
+     NULL, 1, true},
     {{"dnnl_1x1_padded", 4, 1, 64, 6, 6, 64, 1, 1, 1, 1, 1, 1, 1,
       {1, 0, 0, 1}, NULL, U8, U8, 0, 5, true, true, false},
-     false, 1},
+     NULL, 1, false},
 };
 
 /* n images of c channels x px pixels: NCHW <-> NHWC. */
@@ -718,7 +747,7 @@ START_TEST(test_qconv_nhwc_1x1) {
   fixture_init(&f, qc, 4242u + (unsigned)_i);
   bool on;
   uint8_t *ref = run_kernel(&f, NULL, false, &on);
-  het_kernel_prep prep = {.nhwc_in = 1, .nhwc_out = 1,
+  het_kernel_prep prep = {.nhwc_in = oc->x_planar ? 0 : 1, .nhwc_out = 1,
                           .threads = oc->threads};
   void *state = NULL;
   ck_assert_int_eq(het_dnnl_qconv_prepare_with(&f.g, &f.node, &prep, &state),
@@ -726,16 +755,19 @@ START_TEST(test_qconv_nhwc_1x1) {
   ck_assert_ptr_nonnull(state);
   const char *impl = het_dnnl_qconv_impl(state);
   ck_assert_ptr_nonnull(impl);
-  bool own = strcmp(impl, "hetrt:vnni_1x1") == 0;
-  ck_assert_msg(own == (oc->own && het_qv_usable()), "%s: ran on %s",
-                qc->name, impl);
+  const char *want = oc->impl && het_qv_usable() ? oc->impl : NULL;
+  ck_assert_msg(want ? strcmp(impl, want) == 0 : strncmp(impl, "hetrt", 5) != 0,
+                "%s: ran on %s", qc->name, impl);
   het_tensor *x = &f.t[IN_X], *y = &f.t[OUT_Y];
   int64_t xpx = het_tensor_count(x) / (qc->n * qc->c);
   int64_t ypx = het_tensor_count(y) / (qc->n * qc->m);
   uint8_t *planar_x = x->data, *xl = malloc(x->nbytes);
   uint8_t *yl = malloc(y->nbytes), *got = malloc(y->nbytes);
   ck_assert(xl && yl && got);
-  swap_layout(planar_x, xl, qc->n, qc->c, xpx, true);
+  if (oc->x_planar)
+    memcpy(xl, planar_x, x->nbytes);
+  else
+    swap_layout(planar_x, xl, qc->n, qc->c, xpx, true);
   x->data = xl;
   het_threadpool *pool = NULL;
   het_parallel par;
@@ -748,11 +780,15 @@ START_TEST(test_qconv_nhwc_1x1) {
   ctx_init(&ctx, &f, ins, outs, state);
   ctx.threads = oc->threads;
   ctx.par = pool ? &par : NULL;
-  ctx.nhwc_in = ctx.nhwc_out = 1;
+  ctx.nhwc_in = oc->x_planar ? 0 : 1;
+  ctx.nhwc_out = 1;
   y->data = yl;
   memset(yl, 0xa5, y->nbytes);
   size_t need = qconv_kernel()->scratch(&ctx);
-  ck_assert_uint_eq(need > 0, qc->sh > 1); /* only the gather stages */
+  if (want && strcmp(want, V1X1) == 0) /* only the gather stages */
+    ck_assert_uint_eq(need > 0, qc->sh > 1);
+  else if (want) /* the padded image */
+    ck_assert_uint_gt(need, 0);
   ctx.scratch = need ? aligned_alloc(64, need) : NULL;
   ctx.scratch_size = need;
   ck_assert_int_eq(het_dnnl_qconv_run(&ctx, &on), HET_OK);
@@ -789,11 +825,12 @@ START_TEST(test_qv_saturation) {
     x[i] = (uint8_t)(200 + i % 50);
   float scale = 1e30f;
   for (int y_signed = 0; y_signed < 2; y_signed++) {
-    het_qv_1x1 q;
-    ck_assert(het_qv_1x1_init(&q, w, NULL, N, K, NULL, 0, &scale, 1,
-                              y_signed ? 5 : 9, y_signed));
+    het_qv_conv q;
+    ck_assert(het_qv_init(&q, w, NULL, N, 1, K, NULL, 0, &scale, 1,
+                          y_signed ? 5 : 9, y_signed));
     memset(y, 0x11, sizeof y);
-    het_qv_1x1_run(&q, x, PX, y, NULL);
+    het_qv_geom g = {.rows = 1, .px = PX, .img_rows = 1, .px_step = K};
+    het_qv_run(&q, x, &g, y, NULL);
     for (int p = 0; p < PX; p++)
       for (int c = 0; c < N; c++) {
         int got = y_signed ? (int8_t)y[p * N + c] : y[p * N + c];
@@ -801,7 +838,7 @@ START_TEST(test_qv_saturation) {
         ck_assert_msg(got == want, "y_signed %d pixel %d channel %d: %d, not %d",
                       y_signed, p, c, got, want);
       }
-    het_qv_1x1_free(&q);
+    het_qv_free(&q);
   }
 }
 END_TEST

@@ -1,24 +1,28 @@
-/* qconv_vnni.c — the 1x1 int8 convolution of qconv_vnni.h.
+/* qconv_vnni.c — the int8 convolution of qconv_vnni.h.
  *
- * Y = requant(X · Wᵀ + bias) over channels-last rows: a tile is 6 pixel
- * rows by one 64-channel weight panel, 24 int32 accumulators that start
- * at the bias; each step loads the panel's next 4 input channels (4
- * vectors of 16 channels x 4 bytes), broadcasts each row's 4 input bytes
- * and issues 24 vpdpbusd (u8 x s8, 4 products summed into each int32
- * lane).  The tile is then requantized in registers and stored as 64
- * bytes per row: float(acc) * scale, rounded half to even by vcvtps2dq
- * (the default rounding mode), y's zero point added with saturation in
- * 16 bits and packed with saturation to 8 bits, the reference's
- * sat(rint(float(acc + bias) * m) + y_zp) to the bit.  oneDNN 2.6's
- * brgconv_1x1 adds the bias in float and rounds with a post-op, and on
- * ResNet-50's 64 -> 256 layer at 56x56 took 161-166 us here against this
- * kernel's 131-145 (hot caches, one thread; 128 -> 512 at 28x28: 137-144
- * against 121-130; the reducing 1x1s and 14x14, 7x7 ones within ±5%).
- * The vpdpbusd are inline assembly: GCC 12 copies the accumulator of the
- * intrinsic's result around each one and spills the tile (2x slower).
- * Tiles go row range by row range over the loop runner; inside a range
- * the panels go innermost while the whole weights stay in L2
- * (QV_W_L2_BYTES), else each panel sweeps the rows.
+ * Y = requant(X · Wᵀ + bias) over channels-last pixels: a tile is 6
+ * pixels of one output row by one 64-channel weight panel, 24 int32
+ * accumulators that start at the bias; each step loads the panel's next 4
+ * weight bytes per channel (4 vectors of 16 channels x 4 bytes),
+ * broadcasts each pixel's next 4 input bytes and issues 24 vpdpbusd (u8 x
+ * s8, 4 products summed into each int32 lane).  A pixel's bytes are read
+ * as taps: runs of kt bytes tap_step apart (a 1x1 Conv is one run of its
+ * channels; a Conv on few channels reads each kernel row of its window,
+ * kernel width x channels bytes contiguous in the padded channels-last
+ * image, as one run).  The tile is then requantized in registers and
+ * stored as 64 bytes per pixel: float(acc) * scale, rounded half to even
+ * by vcvtps2dq (the default rounding mode), y's zero point added with
+ * saturation in 16 bits and packed with saturation to 8 bits, the
+ * reference's sat(rint(float(acc + bias) * m) + y_zp) to the bit.
+ * oneDNN 2.6's brgconv_1x1 adds the bias in float and rounds with a
+ * post-op, and on ResNet-50's 64 -> 256 layer at 56x56 took 161-166 us
+ * here against this kernel's 131-145 (hot caches, one thread; 128 -> 512
+ * at 28x28: 137-144 against 121-130; the reducing 1x1s and 14x14, 7x7
+ * ones within ±5%).  The vpdpbusd are inline assembly: GCC 12 copies the
+ * accumulator of the intrinsic's result around each one and spills the
+ * tile (2x slower).  Tiles go in ranges over the loop runner; inside a
+ * range the panels go innermost while the whole weights stay in L2
+ * (QV_W_L2_BYTES), else each panel sweeps the range.
  */
 #include "kernels/qconv_vnni.h"
 
@@ -47,8 +51,9 @@ bool het_qv_usable(void) {
 #endif
 }
 
-bool het_qv_1x1_fits(int64_t n, int64_t k) {
-  return n > 0 && k > 0 && n % HET_QV_PANEL == 0 && k % 4 == 0;
+bool het_qv_fits(int64_t n, int taps, int64_t kt) {
+  return n > 0 && n % HET_QV_PANEL == 0 && taps >= 1 && taps <= HET_QV_MAX_TAPS &&
+         kt > 0 && kt % 4 == 0;
 }
 
 /* Byte i of output channel c in the panels. */
@@ -61,21 +66,24 @@ static void *qv_alloc(size_t n) {
   return aligned_alloc(64, (n + 63) & ~(size_t)63);
 }
 
-bool het_qv_1x1_init(het_qv_1x1 *q, const int8_t *w, const int8_t *packed,
-                     int64_t n, int64_t k, const int32_t *bias, int32_t xzp,
-                     const float *scales, int n_scales, int32_t yzp,
-                     bool y_signed) {
+bool het_qv_init(het_qv_conv *q, const int8_t *w, const int8_t *packed,
+                 int64_t n, int taps, int64_t kt, const int32_t *bias,
+                 int32_t xzp, const float *scales, int n_scales, int32_t yzp,
+                 bool y_signed) {
+  int64_t k = taps * kt;
   memset(q, 0, sizeof *q);
   q->w_borrowed = packed != NULL;
   q->w = packed ? (int8_t *)(uintptr_t)packed : qv_alloc((size_t)(n * k));
   q->bias = qv_alloc((size_t)n * sizeof(int32_t));
   q->scale = qv_alloc((size_t)n * sizeof(float));
   if (!q->w || !q->bias || !q->scale) {
-    het_qv_1x1_free(q);
+    het_qv_free(q);
     return false;
   }
   q->n = n;
   q->k = k;
+  q->taps = taps;
+  q->kt = kt;
   q->yzp = yzp;
   q->y_signed = y_signed;
   for (int64_t c = 0; c < n; c++) {
@@ -93,7 +101,7 @@ bool het_qv_1x1_init(het_qv_1x1 *q, const int8_t *w, const int8_t *packed,
   return true;
 }
 
-void het_qv_1x1_free(het_qv_1x1 *q) {
+void het_qv_free(het_qv_conv *q) {
   if (!q->w_borrowed)
     free(q->w);
   free(q->bias);
@@ -109,7 +117,7 @@ void het_qv_1x1_free(het_qv_1x1 *q) {
   __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
 
 /* The 64 int32 of one row of a tile into 64 bytes at y. */
-QV_TARGET static inline void qv_store_row(const het_qv_1x1 *q, int64_t c0,
+QV_TARGET static inline void qv_store_row(const het_qv_conv *q, int64_t c0,
                                           __m512i a0, __m512i a1, __m512i a2,
                                           __m512i a3, uint8_t *y) {
   const __m512 hi = _mm512_set1_ps(QV_CLAMP);
@@ -129,106 +137,195 @@ QV_TARGET static inline void qv_store_row(const het_qv_1x1 *q, int64_t c0,
   _mm512_storeu_si512(y, _mm512_permutexvar_epi32(order, b));
 }
 
-/* A full tile: rows x[0..6) (stride k) times panel c0, into y (stride n). */
+/* Where tile pixel r's bytes of tap t start: x + r * ps + t * ts. */
+typedef struct qv_src {
+  const uint8_t *x;
+  int64_t ps, ts;
+} qv_src;
+
+/* A full tile's 24 accumulators, at the bias of panel c0. */
+#define QV_TILE6_INIT                                                      \
+  const int32_t *bias = q->bias + c0;                                      \
+  __m512i b0 = _mm512_load_si512(bias), b1 = _mm512_load_si512(bias + 16); \
+  __m512i b2 = _mm512_load_si512(bias + 32),                               \
+          b3 = _mm512_load_si512(bias + 48);                               \
+  __m512i c0_0 = b0, c0_1 = b1, c0_2 = b2, c0_3 = b3;                      \
+  __m512i c1_0 = b0, c1_1 = b1, c1_2 = b2, c1_3 = b3;                      \
+  __m512i c2_0 = b0, c2_1 = b1, c2_2 = b2, c2_3 = b3;                      \
+  __m512i c3_0 = b0, c3_1 = b1, c3_2 = b2, c3_3 = b3;                      \
+  __m512i c4_0 = b0, c4_1 = b1, c4_2 = b2, c4_3 = b3;                      \
+  __m512i c5_0 = b0, c5_1 = b1, c5_2 = b2, c5_3 = b3;
+
+/* One step of a full tile: 4 weight bytes per channel at w, 4 input
+ * bytes of pixel r at ADDR + r * ps. */
+#define QV_TILE6_STEP(ADDR)                                                 \
+  {                                                                         \
+    __m512i w0 = _mm512_load_si512(w), w1 = _mm512_load_si512(w + 64);      \
+    __m512i w2 = _mm512_load_si512(w + 128), w3 = _mm512_load_si512(w + 192); \
+    QV_PIXEL(c0_, 0, ADDR) QV_PIXEL(c1_, 1, ADDR) QV_PIXEL(c2_, 2, ADDR)   \
+    QV_PIXEL(c3_, 3, ADDR) QV_PIXEL(c4_, 4, ADDR) QV_PIXEL(c5_, 5, ADDR)   \
+  }
+#define QV_PIXEL(acc, r, ADDR)                                              \
+  {                                                                         \
+    int32_t v;                                                              \
+    memcpy(&v, (ADDR) + (r) * ps, 4);                                       \
+    __m512i a = _mm512_set1_epi32(v);                                       \
+    QV_DP(acc##0, a, w0);                                                   \
+    QV_DP(acc##1, a, w1);                                                   \
+    QV_DP(acc##2, a, w2);                                                   \
+    QV_DP(acc##3, a, w3);                                                   \
+  }
+
+#define QV_TILE6_STORE                                              \
+  qv_store_row(q, c0, c0_0, c0_1, c0_2, c0_3, y);                   \
+  qv_store_row(q, c0, c1_0, c1_1, c1_2, c1_3, y + q->n);            \
+  qv_store_row(q, c0, c2_0, c2_1, c2_2, c2_3, y + 2 * q->n);        \
+  qv_store_row(q, c0, c3_0, c3_1, c3_2, c3_3, y + 3 * q->n);        \
+  qv_store_row(q, c0, c4_0, c4_1, c4_2, c4_3, y + 4 * q->n);        \
+  qv_store_row(q, c0, c5_0, c5_1, c5_2, c5_3, y + 5 * q->n);
+
+/* A full tile of a one-run kernel (1x1): 6 pixels of src times panel
+ * c0, into y (stride n).  Kept apart from the one with taps: with the
+ * tap loop around it GCC 12's code for this loop ran 20% slower (ResNet's
+ * 64 -> 256 at 56x56: 173-182 against 141-145 us). */
 QV_TARGET __attribute__((noinline)) static void
-qv_tile6(const het_qv_1x1 *q, const uint8_t *x, int64_t c0, uint8_t *y) {
-  int64_t k = q->k, n = q->n;
-  const int8_t *w = q->w + c0 * k;
-  const int32_t *bias = q->bias + c0;
-  __m512i b0 = _mm512_load_si512(bias), b1 = _mm512_load_si512(bias + 16);
-  __m512i b2 = _mm512_load_si512(bias + 32), b3 = _mm512_load_si512(bias + 48);
-#define QV_DECL(r) __m512i r##0 = b0, r##1 = b1, r##2 = b2, r##3 = b3;
-  QV_DECL(c0_) QV_DECL(c1_) QV_DECL(c2_) QV_DECL(c3_) QV_DECL(c4_)
-  QV_DECL(c5_)
-#undef QV_DECL
-  for (int64_t i = 0; i < k; i += 4, w += 4 * HET_QV_PANEL) {
-    __m512i w0 = _mm512_load_si512(w), w1 = _mm512_load_si512(w + 64);
-    __m512i w2 = _mm512_load_si512(w + 128), w3 = _mm512_load_si512(w + 192);
-#define QV_ROW(r, row)                                              \
-  {                                                                 \
-    int32_t v;                                                      \
-    memcpy(&v, x + (row) * k + i, 4);                               \
-    __m512i a = _mm512_set1_epi32(v);                               \
-    QV_DP(r##0, a, w0);                                             \
-    QV_DP(r##1, a, w1);                                             \
-    QV_DP(r##2, a, w2);                                             \
-    QV_DP(r##3, a, w3);                                             \
-  }
-    QV_ROW(c0_, 0) QV_ROW(c1_, 1) QV_ROW(c2_, 2) QV_ROW(c3_, 3)
-    QV_ROW(c4_, 4) QV_ROW(c5_, 5)
-#undef QV_ROW
-  }
-  qv_store_row(q, c0, c0_0, c0_1, c0_2, c0_3, y);
-  qv_store_row(q, c0, c1_0, c1_1, c1_2, c1_3, y + n);
-  qv_store_row(q, c0, c2_0, c2_1, c2_2, c2_3, y + 2 * n);
-  qv_store_row(q, c0, c3_0, c3_1, c3_2, c3_3, y + 3 * n);
-  qv_store_row(q, c0, c4_0, c4_1, c4_2, c4_3, y + 4 * n);
-  qv_store_row(q, c0, c5_0, c5_1, c5_2, c5_3, y + 5 * n);
+qv_tile6(const het_qv_conv *q, qv_src src, int64_t c0, uint8_t *y) {
+  const int8_t *w = q->w + c0 * q->k;
+  const uint8_t *x = src.x;
+  int64_t ps = src.ps;
+  QV_TILE6_INIT
+  for (int64_t i = 0; i < q->k; i += 4, w += 4 * HET_QV_PANEL)
+    QV_TILE6_STEP(x + i)
+  QV_TILE6_STORE
 }
 
-/* The last rows (fewer than 6), one at a time. */
+/* The same with taps: run t of pixel r at src.x + r * ps + t * ts. */
 QV_TARGET __attribute__((noinline)) static void
-qv_tile1(const het_qv_1x1 *q, const uint8_t *x, int64_t c0, uint8_t *y) {
+qv_tile6_taps(const het_qv_conv *q, qv_src src, int64_t c0, uint8_t *y) {
+  const int8_t *w = q->w + c0 * q->k;
+  int64_t ps = src.ps;
+  QV_TILE6_INIT
+  for (int t = 0; t < q->taps; t++) {
+    const uint8_t *x = src.x + t * src.ts;
+    for (int64_t i = 0; i < q->kt; i += 4, w += 4 * HET_QV_PANEL)
+      QV_TILE6_STEP(x + i)
+  }
+  QV_TILE6_STORE
+}
+#undef QV_TILE6_INIT
+#undef QV_TILE6_STEP
+#undef QV_PIXEL
+#undef QV_TILE6_STORE
+
+/* One pixel (the last ones of a row, fewer than 6). */
+QV_TARGET __attribute__((noinline)) static void
+qv_tile1(const het_qv_conv *q, qv_src src, int64_t c0, uint8_t *y) {
   const int8_t *w = q->w + c0 * q->k;
   const int32_t *bias = q->bias + c0;
   __m512i a0 = _mm512_load_si512(bias), a1 = _mm512_load_si512(bias + 16);
   __m512i a2 = _mm512_load_si512(bias + 32), a3 = _mm512_load_si512(bias + 48);
-  for (int64_t i = 0; i < q->k; i += 4, w += 4 * HET_QV_PANEL) {
-    int32_t v;
-    memcpy(&v, x + i, 4);
-    __m512i a = _mm512_set1_epi32(v);
-    QV_DP(a0, a, _mm512_load_si512(w));
-    QV_DP(a1, a, _mm512_load_si512(w + 64));
-    QV_DP(a2, a, _mm512_load_si512(w + 128));
-    QV_DP(a3, a, _mm512_load_si512(w + 192));
+  for (int t = 0; t < q->taps; t++) {
+    const uint8_t *x = src.x + t * src.ts;
+    for (int64_t i = 0; i < q->kt; i += 4, w += 4 * HET_QV_PANEL) {
+      int32_t v;
+      memcpy(&v, x + i, 4);
+      __m512i a = _mm512_set1_epi32(v);
+      QV_DP(a0, a, _mm512_load_si512(w));
+      QV_DP(a1, a, _mm512_load_si512(w + 64));
+      QV_DP(a2, a, _mm512_load_si512(w + 128));
+      QV_DP(a3, a, _mm512_load_si512(w + 192));
+    }
   }
   qv_store_row(q, c0, a0, a1, a2, a3, y);
 }
 
 typedef struct qv_job {
-  const het_qv_1x1 *q;
+  const het_qv_conv *q;
   const uint8_t *x;
+  const het_qv_geom *g;
   uint8_t *y;
-  int64_t pixels;
+  int64_t tiles_per_row;
 } qv_job;
 
-/* Rows [r0, r1) of panel c0. */
-QV_TARGET static void qv_rows(const qv_job *j, int64_t c0, int64_t r0,
-                              int64_t r1) {
-  int64_t k = j->q->k, n = j->q->n, r = r0;
-  for (; r + QV_ROWS <= r1; r += QV_ROWS)
-    qv_tile6(j->q, j->x + r * k, c0, j->y + r * n + c0);
-  for (; r < r1; r++)
-    qv_tile1(j->q, j->x + r * k, c0, j->y + r * n + c0);
+/* Pixels [p0, p1) of the output row whose X bytes start at row and
+ * whose Y pixels at y, panel c0. */
+QV_TARGET static void qv_pixels(const qv_job *j, const uint8_t *row,
+                                uint8_t *y, int64_t p0, int64_t p1,
+                                int64_t c0) {
+  const het_qv_geom *g = j->g;
+  int64_t n = j->q->n, p = p0;
+  qv_src src = {.ps = g->px_step, .ts = g->tap_step};
+  y += p0 * n + c0;
+  for (; p + QV_ROWS <= p1; p += QV_ROWS, y += QV_ROWS * n) {
+    src.x = row + p * g->px_step;
+    if (j->q->taps == 1)
+      qv_tile6(j->q, src, c0, y);
+    else
+      qv_tile6_taps(j->q, src, c0, y);
+  }
+  for (; p < p1; p++, y += n) {
+    src.x = row + p * g->px_step;
+    qv_tile1(j->q, src, c0, y);
+  }
 }
 
-/* Tiles [t0, t1) of 6 rows (the last one maybe shorter). */
-static void qv_range(void *arg, int64_t t0, int64_t t1) {
+/* The tiles of one output row inside a range: pixels [p0, p1), where
+ * the row's X and Y start. */
+typedef struct qv_span {
+  int64_t p0, p1;
+  const uint8_t *x;
+  uint8_t *y;
+} qv_span;
+
+/* The span starting at tile *u (of a range ending at u1); *u moves past
+ * it.  Tile u is pixels 6 (u % tiles_per_row) onwards of output row
+ * u / tiles_per_row, the last one of a row maybe shorter. */
+static qv_span qv_next(const qv_job *j, int64_t *u, int64_t u1) {
+  const het_qv_geom *g = j->g;
+  int64_t tpr = j->tiles_per_row, r = *u / tpr;
+  int64_t end = (r + 1) * tpr < u1 ? (r + 1) * tpr : u1;
+  qv_span s;
+  s.p0 = (*u - r * tpr) * QV_ROWS;
+  s.p1 = (end - r * tpr) * QV_ROWS < g->px ? (end - r * tpr) * QV_ROWS : g->px;
+  s.x = j->x + (r / g->img_rows) * g->img_step +
+        (r % g->img_rows) * g->row_step;
+  s.y = j->y + r * g->px * j->q->n;
+  *u = end;
+  return s;
+}
+
+/* Tiles [u0, u1). */
+static void qv_range(void *arg, int64_t u0, int64_t u1) {
   const qv_job *j = arg;
-  int64_t n = j->q->n, r1 = t1 * QV_ROWS < j->pixels ? t1 * QV_ROWS : j->pixels;
-  if (n * j->q->k <= QV_W_L2_BYTES) {
-    for (int64_t t = t0; t < t1; t++) {
-      int64_t e = (t + 1) * QV_ROWS < r1 ? (t + 1) * QV_ROWS : r1;
-      for (int64_t c0 = 0; c0 < n; c0 += HET_QV_PANEL)
-        qv_rows(j, c0, t * QV_ROWS, e);
+  int64_t n = j->q->n;
+  if (n * j->q->k <= QV_W_L2_BYTES) { /* tile by tile, all panels each */
+    for (int64_t u = u0; u < u1;) {
+      qv_span s = qv_next(j, &u, u1);
+      for (int64_t p = s.p0; p < s.p1; p += QV_ROWS)
+        for (int64_t c0 = 0; c0 < n; c0 += HET_QV_PANEL)
+          qv_pixels(j, s.x, s.y, p, p + QV_ROWS < s.p1 ? p + QV_ROWS : s.p1,
+                    c0);
     }
-  } else {
+  } else { /* panel by panel over the range */
     for (int64_t c0 = 0; c0 < n; c0 += HET_QV_PANEL)
-      qv_rows(j, c0, t0 * QV_ROWS, r1);
+      for (int64_t u = u0; u < u1;) {
+        qv_span s = qv_next(j, &u, u1);
+        qv_pixels(j, s.x, s.y, s.p0, s.p1, c0);
+      }
   }
 }
 #endif
 
-void het_qv_1x1_run(const het_qv_1x1 *q, const uint8_t *x, int64_t pixels,
-                    void *y, const het_parallel *par) {
+void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
+                void *y, const het_parallel *par) {
 #ifdef QV_X86
-  qv_job j = {.q = q, .x = x, .y = y, .pixels = pixels};
-  int64_t tiles = (pixels + QV_ROWS - 1) / QV_ROWS;
-  /* ~64K multiply-adds per tile and panel; 2M or more per share */
+  int64_t tpr = (g->px + QV_ROWS - 1) / QV_ROWS;
+  qv_job j = {.q = q, .x = x, .g = g, .y = y, .tiles_per_row = tpr};
+  /* 2M or more multiply-adds per share of the loop */
   int64_t per_tile = q->k * q->n * QV_ROWS;
   int64_t grain = per_tile >= (1 << 21) ? 1 : (1 << 21) / per_tile;
-  het_parallel_for(par, tiles, grain, qv_range, &j);
+  het_parallel_for(par, g->rows * tpr, grain, qv_range, &j);
 #else
-  (void)q, (void)x, (void)pixels, (void)y, (void)par;
+  (void)q, (void)x, (void)g, (void)y, (void)par;
 #endif
 }

@@ -1,9 +1,10 @@
-/* qconv_vnni.h — hetrt's own AVX-512 VNNI kernel for a 1x1, stride-1,
- * ungrouped QLinearConv on channels-last uint8 X: a GEMM of the pixels'
- * rows (K = input channels) against the weights, requantized in the same
- * pass, bit-exact with the reference kernel (linalg_qlinear.c).  On
- * ResNet-50's 1x1 shapes it took 0.80-0.98x the time of oneDNN 2.6's
- * brgconv_1x1 (qconv_vnni.c says where the difference comes from).
+/* qconv_vnni.h — hetrt's own AVX-512 VNNI kernel for int8 convolutions
+ * on channels-last uint8 X that oneDNN 2.6 runs slower: 1x1 Convs (a GEMM
+ * of the pixels' rows against the weights) and Convs on a few input
+ * channels such as a CNN's stem (each kernel row of the window read as
+ * one run of bytes), requantized in the same pass and bit-exact with the
+ * reference kernel (linalg_qlinear.c).  qconv_vnni.c has the method and
+ * the timings.
  */
 #ifndef HET_KERNELS_QCONV_VNNI_H
 #define HET_KERNELS_QCONV_VNNI_H
@@ -15,43 +16,61 @@
 
 /* Output channels per weight panel (four 16-lane vectors). */
 #define HET_QV_PANEL 64
+/* Most runs (taps) one output pixel reads. */
+#define HET_QV_MAX_TAPS 16
 
-/* Invariant: n % HET_QV_PANEL == 0, k % 4 == 0; w holds the n * k
- * weights in panels ([n / 64][k / 4][64][4] bytes, 64-byte aligned;
- * owned, or a plan's when w_borrowed), bias n sums (the int32 bias less
- * x_zp times each channel's weight sum), scale n multipliers. */
-typedef struct het_qv_1x1 {
+/* Invariant: n % HET_QV_PANEL == 0, kt % 4 == 0, 1 <= taps <=
+ * HET_QV_MAX_TAPS, k = taps * kt; w holds the n * k weights in panels
+ * ([n / 64][k / 4][64][4] bytes, 64-byte aligned; owned, or a plan's when
+ * w_borrowed), bias n sums (the int32 bias less x_zp times each channel's
+ * weight sum), scale n multipliers. */
+typedef struct het_qv_conv {
   int64_t n, k;
+  int taps;
+  int64_t kt;
   int8_t *w;
   bool w_borrowed;
   int32_t *bias;
   float *scale;
   int32_t yzp;
   bool y_signed; /* int8 Y, else uint8 */
-} het_qv_1x1;
+} het_qv_conv;
+
+/* Where a run reads and writes: rows output rows of px pixels each; the
+ * bytes of row r start at x + (r / img_rows) * img_step +
+ * (r % img_rows) * row_step, pixel p's px_step further, its tap t
+ * tap_step * t further still (kt bytes each).  Y is rows * px pixels of n
+ * bytes, back to back. */
+typedef struct het_qv_geom {
+  int64_t rows, px, img_rows, img_step, row_step, px_step, tap_step;
+} het_qv_geom;
 
 /* True when this CPU has the instructions (AVX-512 F/BW and VNNI). */
 bool het_qv_usable(void);
 
-/* Whether the kernel takes an n-channel output of k-channel input. */
-bool het_qv_1x1_fits(int64_t n, int64_t k);
+/* Whether the kernel takes n output channels reading taps runs of kt
+ * bytes per pixel. */
+bool het_qv_fits(int64_t n, int taps, int64_t kt);
 
-/* Fills q from W (n x k int8, row c the weights of output channel c),
- * or from packed, W already in panels (borrowed: a plan's prepared
- * weights, n * k bytes, 64-byte aligned), the int32 bias (n values or
- * NULL), x's zero point, n_scales (1 or n) multipliers
- * x_scale * w_scale / y_scale and y's zero point and type.  False when
- * out of memory (q then holds nothing). */
-bool het_qv_1x1_init(het_qv_1x1 *q, const int8_t *w, const int8_t *packed,
-                     int64_t n, int64_t k, const int32_t *bias, int32_t xzp,
-                     const float *scales, int n_scales, int32_t yzp,
-                     bool y_signed);
+/* Fills q from W (n rows of taps * kt int8: row c the weights of output
+ * channel c in the order the runs read X, zero where a run reads bytes
+ * outside the window), or from packed, W already in panels (borrowed: a
+ * plan's prepared weights, n * taps * kt bytes, 64-byte aligned), the
+ * int32 bias (n values or NULL), x's zero point, n_scales (1 or n)
+ * multipliers x_scale * w_scale / y_scale and y's zero point and type.
+ * False when out of memory (q then holds nothing). */
+bool het_qv_init(het_qv_conv *q, const int8_t *w, const int8_t *packed,
+                 int64_t n, int taps, int64_t kt, const int32_t *bias,
+                 int32_t xzp, const float *scales, int n_scales, int32_t yzp,
+                 bool y_signed);
 
-void het_qv_1x1_free(het_qv_1x1 *q);
+void het_qv_free(het_qv_conv *q);
 
-/* y (pixels x n, channels-last) from x (pixels x k, channels-last),
- * pixel rows split over par. */
-void het_qv_1x1_run(const het_qv_1x1 *q, const uint8_t *x, int64_t pixels,
-                    void *y, const het_parallel *par);
+/* Y from X over geometry g, the tiles split over par.  Each run reads its
+ * kt bytes (a caller whose window rows are narrower rounds kt up to a
+ * multiple of 4, gives the extra bytes zero weights and keeps them
+ * readable). */
+void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
+                void *y, const het_parallel *par);
 
 #endif

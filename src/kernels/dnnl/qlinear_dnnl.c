@@ -16,12 +16,12 @@
  * zero point, i.e. real zero, as ONNX pads) and the primitive runs
  * unpadded.  Only CPUs with VNNI are used: without it oneDNN's u8 x s8
  * products go through saturating int16 pairs.
- * A 1x1, unpadded, ungrouped node from uint8 X with both sides
- * channels-last and whole 64-channel panels runs on hetrt's own VNNI
- * kernel instead (kernels/qconv_vnni.h: 0.80-0.98x oneDNN's time on
- * ResNet-50's 1x1 shapes, bit-exact with the reference at any size); a
- * stride above 1 first gathers the pixels it reads, as the float 1x1s do.
- * Its weights go into a plan as panels (layout "hetqv1", presets.h).
+ * The 1x1 nodes and those on at most 4 input channels (a stem) that
+ * kernels/qconv_own.h takes run on hetrt's own VNNI kernel instead
+ * (qconv_vnni.h: 0.80-0.98x oneDNN's time on ResNet-50's 1x1 shapes,
+ * ResNet-50's stem 0.41 instead of 0.52 ms in the model; bit-exact with
+ * the reference at any size), staged by qconv_own.c where they need it;
+ * their weights go into a plan as panels (layout "hetqv1", presets.h).
  * Each node keeps a cache of primitives keyed by X's shape under the
  * state's mutex; entries are read-only once published, staging is the
  * run's scratch or per thread and streams are per thread, so several
@@ -61,8 +61,7 @@
 #include "kernels/dnnl/qlinear_common.h"
 #include "kernels/dnnl/qlinear_dnnl.h"
 #include "kernels/linalg_kern.h"
-#include "kernels/presets.h"
-#include "kernels/qconv_vnni.h"
+#include "kernels/qconv_own.h"
 
 #define QCONV_CACHE 8
 #define QCONV_MAX_SP 2 /* 1-D and 2-D */
@@ -78,10 +77,8 @@ typedef struct qconv_entry {
   int key_rank;
   int64_t key[HET_MAX_RANK];
   bool ok;         /* false: oneDNN refused, run the reference */
-  bool own;        /* runs hetrt's VNNI 1x1 kernel (qv), not p */
-  bool own_gather; /* own with a stride above 1: X's pixels staged first */
-  int64_t own_st[QCONV_MAX_SP];
-  het_qv_1x1 qv;
+  bool own;        /* runs hetrt's VNNI kernel (qown), not p */
+  het_qown qown;
   het_dnnl_prim p; /* p.w owned by the entry, or a plan's (w_borrowed) */
   bool prepad;
   int nsp;
@@ -340,66 +337,43 @@ static dnnl_primitive_desc_t qconv_pd(const qconv_state *s, const qconv_dims *c,
 static bool pix_off_init(qconv_entry *e);
 
 static void entry_clear(qconv_entry *e) {
-  if (e->own)
-    het_qv_1x1_free(&e->qv);
+  het_qown_free(&e->qown);
   dnnl_primitive_destroy(e->p.prim);
   het_dnnl_weights_free(&e->p);
   free(e->pix_off);
   memset(e, 0, sizeof *e);
 }
 
-/* Whether hetrt's VNNI kernel (qconv_vnni.h) runs geometry c: a 1x1,
- * unpadded, ungrouped Conv from uint8 X, both sides stored channels-last
- * by the layout pass, whole 64-channel panels.  Strides above 1 gather
- * the pixels they read first (own_gather), as the float 1x1s do. */
-static bool own_takes(const qconv_state *s, const qconv_dims *c,
-                      const qconv_entry *e, int xr) {
-  if (s->xt != HET_DTYPE_UINT8 || !s->nhwc_x || !s->nhwc_y ||
-      c->wr != xr || !het_qv_usable() || !het_qv_1x1_fits(e->m, e->c))
-    return false;
-  for (int i = 0; i < e->nsp; i++)
-    if (c->w[2 + i] != 1 || c->pl[i] || c->pr[i])
-      return false;
-  return true;
-}
-
-static bool strided(const qconv_dims *c, int nsp) {
-  for (int i = 0; i < nsp; i++)
-    if (c->st[i] > 1)
-      return true;
-  return false;
-}
-
-/* The layout descriptor a plan stores with the VNNI kernel's weights
- * (presets.h): a tag and the dims, compared byte for byte. */
-typedef struct own_layout {
-  char tag[8];
-  int64_t n, k;
-} own_layout;
-
-static own_layout own_layout_of(int64_t n, int64_t k) {
-  own_layout l;
-  memset(&l, 0, sizeof l);
-  memcpy(l.tag, "hetqv1", 6);
-  l.n = n;
-  l.k = k;
-  return l;
-}
-
-/* The plan's weights for an n x k VNNI kernel, already in panels; NULL
- * outside a plan's load or when it has none. */
-static const int8_t *own_preset(int64_t n, int64_t k) {
-  int cnt = 0;
-  const het_kernel_preset *p = het_kernel_presets_find(&cnt);
-  own_layout want = own_layout_of(n, k);
-  for (int i = 0; i < cnt; i++)
-    if (p[i].layout_size == sizeof want &&
-        memcmp(p[i].layout, &want, sizeof want) == 0 &&
-        p[i].size == (size_t)(n * k) && (uintptr_t)p[i].data % 64 == 0) {
-      het_kernel_presets_take();
-      return p[i].data;
-    }
-  return NULL;
+/* What hetrt's own kernel (qconv_own.h) needs to know of geometry c. */
+static void own_desc(const qconv_state *s, const qconv_dims *c,
+                     const qconv_entry *e, int xr, const het_tensor *w,
+                     het_qown_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->nsp = e->nsp;
+  d->n = e->n;
+  d->c = e->c;
+  d->m = e->m;
+  d->group = c->wr == xr ? 1 : c->w[0];
+  for (int i = 0; i < e->nsp; i++) {
+    d->in[i] = e->in[i];
+    d->kernel[i] = c->w[c->wr - e->nsp + i];
+    d->stride[i] = c->st[i];
+    d->dil[i] = c->dil[i] + 1;
+    /* with prepad the pads live in lo / full, not in c */
+    d->pad_b[i] = e->prepad ? e->lo[i] : c->pl[i];
+    d->pad_e[i] = e->prepad ? e->full[i] - e->in[i] - e->lo[i] : c->pr[i];
+    d->out[i] = c->y[2 + i];
+  }
+  d->x_u8 = s->xt == HET_DTYPE_UINT8;
+  d->nhwc_x = s->nhwc_x;
+  d->nhwc_y = s->nhwc_y;
+  d->w = w ? w->data : NULL;
+  d->bias = s->bias;
+  d->xzp = s->xzp;
+  d->yzp = s->yzp;
+  d->scales = s->scales;
+  d->n_scales = s->n_scales;
+  d->y_signed = s->yt == HET_DTYPE_INT8;
 }
 
 /* Builds e for X dims xd: hetrt's own kernel where it applies, else the
@@ -413,16 +387,13 @@ static bool entry_create(const qconv_state *s, const het_node *node,
   if (!qconv_dims_init(s, node, xd, xr, w, &c, e) ||
       !md_init(&wuser, c.wr, c.w, dnnl_s8, plain_tag(c.wr)))
     return false;
-  if (own_takes(s, &c, e, xr)) {
-    if (!het_qv_1x1_init(&e->qv, w->data, own_preset(e->m, e->c), e->m, e->c,
-                         s->bias, s->xzp, s->scales, s->n_scales, s->yzp,
-                         s->yt == HET_DTYPE_INT8)) {
+  het_qown_desc od;
+  own_desc(s, &c, e, xr, w, &od);
+  if (het_qown_kind_of(&od) != HET_QOWN_NONE) {
+    if (!het_qown_init(&e->qown, &od)) {
       het_dnnl_oom_note();
       return false;
     }
-    for (int i = 0; i < e->nsp; i++)
-      e->own_st[i] = c.st[i];
-    e->own_gather = strided(&c, e->nsp);
     return e->own = true;
   }
   dnnl_primitive_desc_t pd = qconv_pd(s, &c, xr);
@@ -546,8 +517,7 @@ void het_dnnl_qconv_state_weights(const void *state, het_kernel_weight_fn fn,
   for (int i = 0; i < s->n; i++) {
     const qconv_entry *e = &s->entries[i];
     if (e->ok && e->own) {
-      own_layout l = own_layout_of(e->m, e->c);
-      fn(ctx, &l, sizeof l, e->qv.w, (size_t)(e->m * e->c));
+      het_qown_weights(&e->qown, fn, ctx);
     } else if (e->ok) {
       het_dnnl_prim_weights(&e->p, fn, ctx);
     }
@@ -574,7 +544,8 @@ const char *het_dnnl_qconv_impl(const void *state) {
   const qconv_state *s = state;
   const_dnnl_primitive_desc_t pd = NULL;
   if (s && s->n > 0 && s->entries[0].ok && s->entries[0].own)
-    return "hetrt:vnni_1x1";
+    return s->entries[0].qown.kind == HET_QOWN_1X1 ? "hetrt:vnni_1x1"
+                                                   : "hetrt:vnni_narrow";
   if (!s || s->n == 0 || !s->entries[0].ok ||
       dnnl_primitive_get_primitive_desc(s->entries[0].p.prim, &pd) !=
           dnnl_success)
@@ -749,44 +720,14 @@ size_t het_dnnl_qconv_scratch(const het_kernel_ctx *ctx) {
   memset(&e, 0, sizeof e);
   if (!qconv_dims_init(s, ctx->node, x->dims, x->rank, w, &c, &e))
     return 0;
+  het_qown_desc od;
+  own_desc(s, &c, &e, x->rank, NULL, &od);
   size_t src =
-      own_takes(s, &c, &e, x->rank)
-          ? (strided(&c, e.nsp) ? (size_t)(e.n * e.out_pixels * e.c) : 0)
-      : s->nhwc_x && !e.prepad ? 0
+      het_qown_kind_of(&od) != HET_QOWN_NONE ? het_qown_stage_bytes(&od)
+      : s->nhwc_x && !e.prepad             ? 0
                                : (size_t)het_dims_count(c.src, x->rank);
   size_t dst = s->nhwc_y ? 0 : (size_t)het_tensor_count(y);
   return ((src + 63) & ~(size_t)63) + ((dst + 63) & ~(size_t)63);
-}
-
-/* The pixels a strided own entry reads (every st-th row and column of
- * channels-last x) into xs, back to back. */
-static void own_gather(const qconv_entry *e, const uint8_t *x, uint8_t *xs) {
-  int64_t h = e->in[0], w = e->nsp > 1 ? e->in[1] : 1;
-  int64_t sh = e->own_st[0], sw = e->nsp > 1 ? e->own_st[1] : 1;
-  int64_t oh = (h - 1) / sh + 1, ow = (w - 1) / sw + 1;
-  size_t c = (size_t)e->c;
-  for (int64_t b = 0; b < e->n; b++)
-    for (int64_t i = 0; i < oh; i++) {
-      const uint8_t *row = x + (size_t)((b * h + i * sh) * w) * c;
-      for (int64_t j = 0; j < ow; j++, xs += c)
-        memcpy(xs, row + (size_t)(j * sw) * c, c);
-    }
-}
-
-/* Runs own entry e (channels-last on both sides). */
-static het_status own_run(het_kernel_ctx *ctx, const qconv_entry *e) {
-  const uint8_t *x = ctx->inputs[IN_X]->data;
-  int64_t rows = e->n * e->out_pixels;
-  if (e->own_gather) {
-    uint8_t *xs = stage_get(ctx, 0, (size_t)(rows * e->c));
-    if (!xs)
-      return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY,
-                         "cannot allocate the strided 1x1's staging");
-    own_gather(e, x, xs);
-    x = xs;
-  }
-  het_qv_1x1_run(&e->qv, x, rows, ctx->outputs[0]->data, ctx->par);
-  return HET_OK;
 }
 
 /* Runs entry e on ctx's X and Y, staging what the layouts need. */
@@ -798,8 +739,15 @@ static het_status entry_run(het_kernel_ctx *ctx, const qconv_state *s,
   bool src_direct = !e->prepad && (s->nhwc_x || e->c == 1 ||
                                    het_conv_geom_count(e->in, e->nsp) == 1);
   bool dst_direct = s->nhwc_y || e->m == 1 || e->out_pixels == 1;
-  if (e->own)
-    return own_run(ctx, e);
+  if (e->own) {
+    uint8_t *stage = e->qown.stage_bytes ? stage_get(ctx, 0, e->qown.stage_bytes)
+                                         : NULL;
+    if (e->qown.stage_bytes && !stage)
+      return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY,
+                         "cannot allocate the staging of X");
+    het_qown_run(&e->qown, x->data, stage, y->data, ctx->par);
+    return HET_OK;
+  }
   uint8_t *xs =
       src_direct ? x->data
                  : stage_get(ctx, 0, dnnl_memory_desc_get_size(&e->p.src_md));
