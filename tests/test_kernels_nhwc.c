@@ -204,6 +204,68 @@ START_TEST(test_maxpool_ceil_pads_nan) {
 }
 END_TEST
 
+/* 8-bit MaxPool (linalg_pool_i8.c): NHWC, where AVX-512BW keeps each
+ * 64-channel block's maximum in a register over the window, against the
+ * NCHW path, which goes output by output: byte for byte, uint8 and int8
+ * (whose minimum pads differ), channel counts below, at and past 64. */
+static void check_pool_i8(const tnode *t, het_dtype dt, int64_t n, int64_t c,
+                          int64_t h, int64_t w) {
+  int64_t in[2] = {h, w};
+  het_conv_geom g;
+  ck_assert_int_eq(het_conv_geom_init(&t->n, HET_GEOM_POOL, 2, in, NULL, &g),
+                   HET_OK);
+  int64_t xd[4] = {n, c, h, w}, yd[4] = {n, c, g.out[0], g.out[1]};
+  het_tensor *x, *xn, *y, *yn;
+  ck_assert_int_eq(het_tensor_create_empty(dt, xd, 4, &x), HET_OK);
+  ck_assert_int_eq(het_tensor_create_empty(dt, xd, 4, &xn), HET_OK);
+  ck_assert_int_eq(het_tensor_create_empty(dt, yd, 4, &y), HET_OK);
+  ck_assert_int_eq(het_tensor_create_empty(dt, yd, 4, &yn), HET_OK);
+  uint8_t *xp = x->data, *xq = xn->data;
+  for (int64_t i = 0; i < het_tensor_count(x); i++)
+    xp[i] = (uint8_t)(frand() * 64.0 + 128.0);
+  int64_t px = h * w, opx = g.out[0] * g.out[1];
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t i = 0; i < px; i++)
+        xq[(b * px + i) * c + ch] = xp[(b * c + ch) * px + i];
+  ck_assert_int_eq(run_kernel(het_lk_maxpool_run, &t->n, &x, 1, &y, 1, 0, 0),
+                   HET_OK);
+  ck_assert_int_eq(
+      run_kernel(het_lk_maxpool_run, &t->n, &xn, 1, &yn, 1, 1, 1), HET_OK);
+  const uint8_t *yp = y->data, *yq = yn->data;
+  for (int64_t b = 0; b < n; b++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t i = 0; i < opx; i++)
+        ck_assert_msg(yq[(b * opx + i) * c + ch] == yp[(b * c + ch) * opx + i],
+                      "%s c %lld: image %lld channel %lld pixel %lld: NHWC "
+                      "%d, NCHW %d", dt == HET_DTYPE_INT8 ? "int8" : "uint8",
+                      (long long)c, (long long)b, (long long)ch, (long long)i,
+                      yq[(b * opx + i) * c + ch], yp[(b * c + ch) * opx + i]);
+  het_tensor *all[] = {x, xn, y, yn};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    het_tensor_destroy(all[i]);
+}
+
+START_TEST(test_maxpool_i8_nhwc) {
+  het_dtype dt = _i ? HET_DTYPE_INT8 : HET_DTYPE_UINT8;
+  tnode t;
+  tnode_init(&t, "MaxPool");
+  attr_ints(&t, "kernel_shape", 2, (int64_t[]){3, 3});
+  attr_ints(&t, "strides", 2, (int64_t[]){2, 2});
+  attr_ints(&t, "pads", 4, (int64_t[]){1, 1, 1, 1});
+  check_pool_i8(&t, dt, 1, 64, 17, 16); /* ResNet's stem pool */
+  check_pool_i8(&t, dt, 2, 83, 9, 11);
+  check_pool_i8(&t, dt, 1, 19, 8, 7);
+  attr_int(&t, "ceil_mode", 1);
+  check_pool_i8(&t, dt, 1, 128, 10, 9);
+  tnode_init(&t, "MaxPool");
+  attr_ints(&t, "kernel_shape", 2, (int64_t[]){2, 3});
+  attr_ints(&t, "dilations", 2, (int64_t[]){2, 1});
+  attr_ints(&t, "pads", 4, (int64_t[]){0, 2, 1, 0});
+  check_pool_i8(&t, dt, 1, 70, 11, 12);
+}
+END_TEST
+
 START_TEST(test_maxpool_stride1_dilated) {
   tnode t;
   tnode_init(&t, "MaxPool");
@@ -486,6 +548,7 @@ static Suite *nhwc_suite(void) {
   TCase *tc = tcase_create("nhwc");
   tcase_add_test(tc, test_conv_named_act_without_dnnl);
   tcase_add_test(tc, test_maxpool_ceil_pads_nan);
+  tcase_add_loop_test(tc, test_maxpool_i8_nhwc, 0, 2);
   tcase_add_test(tc, test_maxpool_stride1_dilated);
   tcase_add_test(tc, test_avgpool_pads_ceil);
   tcase_add_test(tc, test_global_pools);

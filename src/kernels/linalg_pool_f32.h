@@ -16,8 +16,13 @@
  * fall inside [0, n). */
 static inline void het_pool_tap_range(int64_t start, int64_t k, int64_t dil,
                                       int64_t n, int64_t *lo, int64_t *hi) {
-  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-  *hi = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
+  if (dil == 1) { /* no division: pooling calls this once per output */
+    *lo = start >= 0 ? 0 : -start;
+    *hi = start > n - 1 ? 0 : n - start;
+  } else {
+    *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+    *hi = start > n - 1 ? 0 : (n - 1 - start) / dil + 1;
+  }
   if (*hi > k)
     *hi = k;
   if (*lo > *hi)

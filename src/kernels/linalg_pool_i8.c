@@ -40,6 +40,51 @@ typedef struct pooli_job {
   void *y;
 } pooli_job;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* One NHWC output row with AVX-512BW, 64 channels at a time: each
+ * block's maximum stays in a register over the window's taps, which are
+ * reached by adding strides, and is stored once (the generic loop below
+ * reads and writes y per tap and computes each tap's address: ResNet-50's
+ * int8 3x3 / 2 pool over 112x112x64 took 47 us that way, hot). */
+#define POOLI_AVX512(SFX, MAX, LO)                                            \
+  __attribute__((target("avx512f,avx512bw"))) static void                   \
+  pooli_row_avx512_##SFX(const pooli_job *j, const uint8_t *xn, int64_t hs, \
+                         const int64_t *khr, uint8_t *y) {                  \
+    const het_conv_geom *g = j->g;                                          \
+    int64_t c = j->c, iw = g->in[1], na = khr[1] - khr[0];                  \
+    size_t rstep = (size_t)(g->dil[0] * iw * c), cstep = (size_t)(g->dil[1] * c); \
+    for (int64_t o = 0; o < g->out[1]; o++, y += c) {                       \
+      int64_t ws = o * g->stride[1] - g->pad_b[1], kw[2];                   \
+      het_pool_tap_range(ws, g->kernel[1], g->dil[1], iw, &kw[0], &kw[1]);  \
+      const uint8_t *base =                                                 \
+          xn + ((hs + khr[0] * g->dil[0]) * iw + ws + kw[0] * g->dil[1]) * c; \
+      for (int64_t k = 0; k < c; k += 64) {                                 \
+        __mmask64 m = c - k >= 64 ? ~(__mmask64)0                           \
+                                  : ((__mmask64)1 << (c - k)) - 1;          \
+        __m512i acc = _mm512_set1_epi8((char)(LO));                         \
+        const uint8_t *pa = base + k;                                       \
+        for (int64_t a = 0; a < na; a++, pa += rstep) {                     \
+          const uint8_t *pb = pa;                                           \
+          for (int64_t b = kw[0]; b < kw[1]; b++, pb += cstep)              \
+            acc = MAX(acc, _mm512_maskz_loadu_epi8(m, pb));                 \
+        }                                                                   \
+        _mm512_mask_storeu_epi8(y + k, m, acc);                             \
+      }                                                                     \
+    }                                                                       \
+  }
+POOLI_AVX512(u8, _mm512_max_epu8, 0)
+POOLI_AVX512(s8, _mm512_max_epi8, INT8_MIN)
+#define POOLI_FAST(SFX, ...)                                     \
+  if (__builtin_cpu_supports("avx512bw")) {                      \
+    pooli_row_avx512_##SFX(__VA_ARGS__);                         \
+    continue;                                                    \
+  }
+#else
+#define POOLI_FAST(SFX, ...)
+#endif
+
 /* The two element types share one body: T the type, LO its minimum. */
 #define POOLI_DEFINE(SFX, T, LO)                                              \
   /* NHWC: y[0..c) = max over the valid taps of the window at (hs, ws). */   \
@@ -72,6 +117,8 @@ typedef struct pooli_job {
       T *y = (T *)j->y + u * ow * per;                                       \
       int64_t hs = (u % oh) * g->stride[0] - g->pad_b[0], khr[2];            \
       het_pool_tap_range(hs, g->kernel[0], g->dil[0], ih, &khr[0], &khr[1]); \
+      if (nhwc)                                                              \
+        POOLI_FAST(SFX, j, (const uint8_t *)xp, hs, khr, (uint8_t *)y)       \
       for (int64_t o = 0; o < ow; o++) {                                     \
         int64_t ws = o * g->stride[1] - g->pad_b[1];                         \
         if (nhwc) {                                                          \
