@@ -131,14 +131,15 @@ static const opt_case k_cases[] = {
     {"fire", HET_OPT_EXTENDED, 14,
      {{"Concat", 4}, {"MaxPool", 1}, {"FusedConv", 0}, {"Relu", 0}}},
     /* gen_qlut.py: hard-swish with its inner Q/DQ pair, a Sigmoid on
-     * int8 and LeakyRelu + Add become hetrt.QLinearLut tables; a chain
+     * int8, LeakyRelu + Add and the requantization after an 8-bit MaxPool
+     * (its DQ moved below it) become hetrt.QLinearLut tables; a chain
      * with a per-channel constant and one whose Tanh is a graph output
      * stay; the DQs the latter read stay */
-    {"qdq_lut", HET_OPT_EXTENDED, 16,
-     {{"QLinearLut", 3}, {"HardSigmoid", 0}, {"Sigmoid", 0},
+    {"qdq_lut", HET_OPT_EXTENDED, 19,
+     {{"QLinearLut", 4}, {"HardSigmoid", 0}, {"Sigmoid", 0},
       {"LeakyRelu", 0}, {"Add", 0}, {"Mul", 1}, {"Tanh", 1},
-      {"QuantizeLinear", 4}, {"DequantizeLinear", 7}}},
-    {"qdq_lut", HET_OPT_BASIC, 23, {{"QLinearLut", 0}}},
+      {"MaxPool", 1}, {"QuantizeLinear", 4}, {"DequantizeLinear", 8}}},
+    {"qdq_lut", HET_OPT_BASIC, 27, {{"QLinearLut", 0}}},
     /* gen_qdq.py: Q -> DQ -> Conv -> Relu -> Q -> DQ keeps the first Q
      * and the last DQ around one QLinearConv; likewise for a MatMul */
     {"qdq_conv", HET_OPT_EXTENDED, 3,
@@ -255,7 +256,7 @@ START_TEST(test_stats) {
   ck_assert_int_eq(st.conv_pools_fused, 4);
   het_graph_destroy(g);
   g = load_graph("qdq_lut", HET_OPT_EXTENDED, &st);
-  ck_assert_int_eq(st.qdq_luts, 3);
+  ck_assert_int_eq(st.qdq_luts, 4);
   het_graph_destroy(g);
   g = load_graph("fire", HET_OPT_ALL, &st);
   ck_assert_int_eq(st.pools_below_concat, 2);
@@ -411,10 +412,10 @@ START_TEST(test_qlut_rules) {
   het_optimize_int8 rule = {.names = names, .int8 = int8, .n_names = 3};
   het_optimize_stats st;
   het_graph *g = load_weighed("qdq_lut", &m, &rule, false, &st);
-  ck_assert_int_eq(opt_count_op(g, "QLinearLut"), 1); /* C's */
+  ck_assert_int_eq(opt_count_op(g, "QLinearLut"), 2); /* C's, F's */
   ck_assert_int_eq(opt_count_op(g, "HardSigmoid"), 1);
   ck_assert_int_eq(opt_count_op(g, "Sigmoid"), 1);
-  ck_assert_int_eq(st.qdq_luts, 1);
+  ck_assert_int_eq(st.qdq_luts, 2);
   het_graph_destroy(g);
 }
 END_TEST

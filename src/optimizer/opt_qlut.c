@@ -8,7 +8,11 @@
  * are computed here by the chain's own CPU kernels on every byte value,
  * so the fused node is bit-exact with the graph it replaces, and the
  * activation stays 8-bit between two int8 operators instead of a float
- * round trip through four to six nodes.  The DequantizeLinear stays when
+ * round trip through four to six nodes.  A DequantizeLinear read
+ * directly by a QuantizeLinear of another scale or zero point (a
+ * requantization: a MaxPool's output calibrated apart from its input, the
+ * DQ having moved below the pool) is such a chain too; one of the same
+ * scale and zero point is dropped before (opt_qdq.c).  The DequantizeLinear stays when
  * something else reads it; every other node of the chain must be read
  * only inside it.  Per-channel scales, a constant of more than one value
  * (it would broadcast), an op outside the list or a policy rule giving one
@@ -142,13 +146,7 @@ static bool qlut_collect(const het_opt *o, int qn, qlut_chain *c) {
   if (n_srcs != 1)
     return false;
   c->src = srcs[0];
-  int compute = 0;
-  for (int i = 0; i < c->n; i++) {
-    const het_node *n = &g->nodes[c->nodes[i]];
-    compute += !qlut_is(n, "QuantizeLinear") &&
-               !qlut_is(n, "DequantizeLinear");
-  }
-  return compute > 0; /* a DQ -> Q requantization is not this pass's */
+  return true;
 }
 
 /* Every reader of the chain's values is in the chain or qn; a
@@ -248,14 +246,15 @@ static het_status qlut_table(const het_opt *o, int qn, const qlut_chain *c,
 }
 
 /* The name of the chain's first compute node in graph order (reports and
- * policy rules know the fused node by a name of the model's). */
+ * policy rules know the fused node by a name of the model's); a
+ * requantization's is its QuantizeLinear's, qn. */
 static const char *qlut_name(const het_graph *g, const qlut_chain *c,
-                             const int *pos) {
-  int best = -1;
+                             const int *pos, int qn) {
+  int best = qn;
   for (int i = 0; i < c->n; i++) {
     const het_node *n = &g->nodes[c->nodes[i]];
     if (!qlut_is(n, "QuantizeLinear") && !qlut_is(n, "DequantizeLinear") &&
-        (best < 0 || pos[c->nodes[i]] < pos[best]))
+        (best == qn || pos[c->nodes[i]] < pos[best]))
       best = c->nodes[i];
   }
   return g->nodes[best].name;
@@ -295,7 +294,7 @@ static het_status qlut_try(het_opt *o, int qn, const int *pos) {
   }
   int in[2] = {c.src, -1};
   HET_TRY(het_graph_add_constant(g, "qlut_table", table, &in[1]));
-  const char *name = qlut_name(g, &c, pos);
+  const char *name = qlut_name(g, &c, pos, qn);
   for (int i = 0; i < c.n; i++)
     if (!keep[i])
       het_opt_kill_node(o, c.nodes[i]);

@@ -8,6 +8,9 @@ numpy reference of the float32 QDQ graph:
   C: LeakyRelu(a, 0.1) -> Add 0.25 -> Q -> DQ -> y3
   E: Tanh(a) -> Q -> DQ -> y5, Tanh's output also the graph output y6:
      stays (a value read outside the chain)
+  F: DQ(q0) of its own -> MaxPool 2x2 -> Q of another scale -> DQ -> y7:
+     the DQ moves below the pool, and DQ -> Q (a requantization) becomes
+     a table
   q1 = Q(x) int8, b = DQ(q1):
   B: Sigmoid(b) -> Q (int8, zero point -128) -> DQ -> y2
   D: Mul(b, per-channel [1, 8, 1, 1] constant) -> Q -> DQ -> y4: stays
@@ -35,7 +38,7 @@ def deq(q, s, zp):
 
 
 U8, S8 = (0, 255), (-128, 127)
-P = {"q0": (0.0513, 128, U8), "qh": (1 / 255, 0, U8), "qm": (0.0297, 20, U8),
+P = {"q0": (0.0513, 128, U8), "qp": (0.0371, 7, U8), "qh": (1 / 255, 0, U8), "qm": (0.0297, 20, U8),
      "qc": (0.0411, 10, U8), "qe": (0.00791, 128, U8), "q1": (0.0427, 0, S8),
      "qs": (1 / 251, -128, S8), "qd": (0.0519, 3, S8)}
 cd = np.linspace(-1.53, 2.07, 8, dtype=F32).reshape(1, 8, 1, 1)
@@ -62,7 +65,9 @@ def reference(x):
     b = qdq(x, "q1")
     y2 = qdq((1 / (1 + np.exp(-b))).astype(F32), "qs")
     y4 = qdq((b * cd).astype(F32), "qd")
-    return [y1, y2, y3, y4, y5, e], min(ties[1:])  # all but the first Q of x
+    pool = a.reshape(1, 8, 3, 2, 3, 2).max(axis=(3, 5))
+    y7 = qdq(pool, "qp")
+    return [y1, y2, y3, y4, y5, e, y7], min(ties[1:])  # all but x's first Q
 
 
 rng = np.random.default_rng(11)
@@ -110,11 +115,17 @@ nodes = [
     Q("sg", "qs", "sq", "B_q"), DQ("sq", "qs", "y2", "B_dq"),
     helper.make_node("Mul", ["b", "cd"], ["d"], name="D_mul"),
     Q("d", "qd", "dq", "D_q"), DQ("dq", "qd", "y4", "D_dq"),
+    DQ("xq0", "q0", "f", "F_dq"),
+    helper.make_node("MaxPool", ["f"], ["fp"], name="F_pool",
+                     kernel_shape=[2, 2], strides=[2, 2]),
+    Q("fp", "qp", "fq", "F_q"), DQ("fq", "qp", "y7", "F_dq2"),
 ]
 shape = [1, 8, 6, 6]
 vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+pooled = helper.make_tensor_value_info("y7", TensorProto.FLOAT, [1, 8, 3, 3])
 graph = helper.make_graph(nodes, "qdq_lut", [vi("x")],
-                          [vi("y%d" % i) for i in range(1, 7)], inits)
+                          [vi("y%d" % i) for i in range(1, 7)] + [pooled],
+                          inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 onnx.checker.check_model(model)
 save_case("qdq_lut", model, [("x", x)],
