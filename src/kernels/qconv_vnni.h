@@ -34,6 +34,7 @@ typedef struct het_qv_conv {
   float *scale;
   int32_t yzp;
   bool y_signed; /* int8 Y, else uint8 */
+  bool clamp;    /* some float(acc) * scale may pass 2^30 */
 } het_qv_conv;
 
 /* Where a run reads and writes: rows output rows of px pixels each; the
