@@ -761,7 +761,7 @@ START_TEST(test_qconv_nhwc_1x1) {
   het_tensor *x = &f.t[IN_X], *y = &f.t[OUT_Y];
   int64_t xpx = het_tensor_count(x) / (qc->n * qc->c);
   int64_t ypx = het_tensor_count(y) / (qc->n * qc->m);
-  uint8_t *planar_x = x->data, *xl = malloc(x->nbytes);
+  uint8_t *planar_x = x->data, *planar_y = y->data, *xl = malloc(x->nbytes);
   uint8_t *yl = malloc(y->nbytes), *got = malloc(y->nbytes);
   ck_assert(xl && yl && got);
   if (oc->x_planar)
@@ -802,8 +802,10 @@ START_TEST(test_qconv_nhwc_1x1) {
   assert_matches(&f, qc, got, ref, impl);
   het_threadpool_destroy(pool);
   het_dnnl_qconv_destroy(state);
+  y->data = planar_y;
   free(xl);
   free(yl);
+  free(got);
   free(ref);
   fixture_deinit(&f);
 }
