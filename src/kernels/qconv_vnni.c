@@ -20,9 +20,9 @@
  * at 28x28: 137-144 against 121-130; the reducing 1x1s and 14x14, 7x7
  * ones within ±5%).  The vpdpbusd are inline assembly: GCC 12 copies the
  * accumulator of the intrinsic's result around each one and spills the
- * tile (2x slower).  Tiles go in ranges over the loop runner; inside a
- * range the panels go innermost while the whole weights stay in L2
- * (QV_W_L2_BYTES), else each panel sweeps the range.
+ * tile (2x slower).  Tiles go in ranges over the loop runner, every
+ * panel on each tile, or each panel sweeping a range of tiles
+ * (het_qv_run says which when).
  */
 #include "kernels/qconv_vnni.h"
 

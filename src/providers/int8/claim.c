@@ -60,7 +60,7 @@ bool het_int8_claim(const het_graph *g, int node, char *why, size_t cap) {
                 strcmp(n.op_type, "ConvInteger") == 0;
     snprintf(why, cap, "int8 %s (%s)", n.op_type,
              !gemm                    ? "vectorised loops"
-             : het_kernels_int8_fast() ? "oneDNN int8, VNNI"
+             : het_kernels_int8_fast() ? "VNNI: oneDNN int8 or hetrt's kernel"
                                        : "exact reference kernel, no VNNI");
     return true;
   }

@@ -11,7 +11,7 @@
 /* Whether the INT8 provider claims node of graph (one the CPU kernels
  * support): a quantized operator, or data movement or pooling on 8-bit
  * integers; writes why, claimed or not, into why[cap] ("int8 QLinearConv
- * (oneDNN int8, VNNI)", "not int8: Conv on float32").  Thread-safe. */
+ * (VNNI: oneDNN int8 or hetrt's kernel)", "not int8: Conv on float32").  Thread-safe. */
 bool het_int8_claim(const het_graph *graph, int node, char *why, size_t cap);
 
 #endif
