@@ -526,3 +526,16 @@ het_status het_lk_conv_transpose_run(het_kernel_ctx *ctx) {
   het_lk_conv_clamp(ctx);
   return het_lk_conv_act(ctx);
 }
+
+void het_lk_gather_strided(const void *x, void *xs, int64_t n, int64_t h,
+                           int64_t w, int64_t sh, int64_t sw, size_t px) {
+  int64_t oh = (h - 1) / sh + 1, ow = (w - 1) / sw + 1;
+  const uint8_t *src = x;
+  uint8_t *dst = xs;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t r = 0; r < oh; r++) {
+      const uint8_t *row = src + (size_t)((i * h + r * sh) * w) * px;
+      for (int64_t q = 0; q < ow; q++, dst += px)
+        memcpy(dst, row + (size_t)(q * sw) * px, px);
+    }
+}

@@ -84,6 +84,14 @@ het_status het_lk_conv_i32(const het_kernel_ctx *ctx,
                            int64_t m, int64_t group, const int32_t *x,
                            const int32_t *w, int32_t *y);
 
+/* The pixels a 1x1 Conv with strides sh, sw reads from n channels-last
+ * images of h x w pixels of px bytes each, packed back to back into xs
+ * ((h - 1) / sh + 1 rows of (w - 1) / sw + 1 pixels per image): the
+ * strided 1x1s (float on oneDNN, int8 on hetrt's VNNI kernel) then run at
+ * unit stride. */
+void het_lk_gather_strided(const void *x, void *xs, int64_t n, int64_t h,
+                           int64_t w, int64_t sh, int64_t sw, size_t px);
+
 /* Kernel entry points (one file per concept). */
 het_status het_lk_matmul_run(het_kernel_ctx *ctx);
 /* Scratch of MatMul (the float32 staging of a float16 one on oneDNN). */

@@ -20,6 +20,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/linalg_kern.h"
 #include "kernels/presets.h"
 
 /* Staging ends with this many spare bytes: the last window's run may
@@ -182,21 +183,6 @@ void het_qown_weights(const het_qown *o, het_kernel_weight_fn fn, void *ctx) {
   fn(ctx, &l, sizeof l, o->qv.w, (size_t)(o->qv.n * o->qv.k));
 }
 
-/* The pixels a strided 1x1 reads (every st-th row and column of
- * channels-last x) into xs, back to back. */
-static void qown_gather(const het_qown_desc *d, const uint8_t *x,
-                        uint8_t *xs) {
-  int64_t h = d->in[0], w = d->nsp > 1 ? d->in[1] : 1;
-  int64_t sh = d->stride[0], sw = d->nsp > 1 ? d->stride[1] : 1;
-  size_t c = (size_t)d->c;
-  for (int64_t b = 0; b < d->n; b++)
-    for (int64_t i = 0; i < d->out[0]; i++) {
-      const uint8_t *row = x + (size_t)((b * h + i * sh) * w) * c;
-      for (int64_t j = 0; j < (d->nsp > 1 ? d->out[1] : 1); j++, xs += c)
-        memcpy(xs, row + (size_t)(j * sw) * c, c);
-    }
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The first pixels of one row of 3 planes interleaved, 64 at a time; how
  * many it did.  Output vector k, byte j is pixel (64k + j) / 3, channel
@@ -266,8 +252,11 @@ void het_qown_run(const het_qown *o, const uint8_t *x, uint8_t *stage,
   if (o->kind == HET_QOWN_NARROW) {
     qown_pad(o, x, stage);
     x = stage;
-  } else if (o->stage_bytes > 0) {
-    qown_gather(&o->d, x, stage);
+  } else if (o->stage_bytes > 0) { /* a strided 1x1 */
+    const het_qown_desc *d = &o->d;
+    bool flat = d->nsp == 1;
+    het_lk_gather_strided(x, stage, d->n, d->in[0], flat ? 1 : d->in[1],
+                          d->stride[0], flat ? 1 : d->stride[1], (size_t)d->c);
     x = stage;
   }
   het_qv_run(&o->qv, x, &o->g, y, par);
