@@ -35,6 +35,8 @@
 #define QV_X86 1
 #endif
 
+#include "kernels/pack_avx512.h"
+
 #define QV_ROWS 6
 /* Weights up to this size stay in L2 while the panels go innermost. */
 #define QV_W_L2_BYTES (256 * 1024)
@@ -134,17 +136,10 @@ QV_TARGET static inline void qv_store_row(const het_qv_conv *q, int64_t c0,
 #define QV_RQ(a, j)                                               \
   _mm512_cvtps_epi32(q->clamp ? _mm512_min_ps(QV_MUL(a, j), hi)   \
                               : QV_MUL(a, j))
-  __m512i z = _mm512_set1_epi16((short)q->yzp);
-  __m512i p0 = _mm512_adds_epi16(_mm512_packs_epi32(QV_RQ(a0, 0), QV_RQ(a1, 1)), z);
-  __m512i p1 = _mm512_adds_epi16(_mm512_packs_epi32(QV_RQ(a2, 2), QV_RQ(a3, 3)), z);
+  het_pack64_store(QV_RQ(a0, 0), QV_RQ(a1, 1), QV_RQ(a2, 2), QV_RQ(a3, 3),
+                   _mm512_set1_epi16((short)q->yzp), q->y_signed, y);
 #undef QV_RQ
 #undef QV_MUL
-  /* lane L holds dwords L of a0..a3 in turn: gather each vector's four */
-  const __m512i order =
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  __m512i b = q->y_signed ? _mm512_packs_epi16(p0, p1)
-                          : _mm512_packus_epi16(p0, p1);
-  _mm512_storeu_si512(y, _mm512_permutexvar_epi32(order, b));
 }
 
 /* Where tile pixel r's bytes of tap t start: x + r * ps + t * ts. */

@@ -30,6 +30,8 @@ static inline void qv_store(void *p, bool is_signed, int64_t i, int32_t v) {
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "kernels/pack_avx512.h"
+
 #define QV_TARGET __attribute__((target("avx512f,avx512bw")))
 
 QV_TARGET static inline __m512i qv_load16(const void *p, bool is_signed,
@@ -54,13 +56,11 @@ QV_TARGET static inline void qv_store16(void *p, bool is_signed, int64_t i,
                    _mm512_cvtepi32_epi8(q));
 }
 
-/* 64 values at a time: r clamped as in qv_store16, converted, packed to
- * bytes by two pack rounds (zp added in 16 bits, in range by the clamp)
- * and a permute, one 64-byte store: vpmovdb's stores took half the time
- * of a ResNet-50 residual add here (802816 bytes: 73 -> 53 us, hot). */
+/* 64 values at a time: r clamped as in qv_store16, converted and packed
+ * to bytes (pack_avx512.h; zp added in 16 bits, in range by the clamp). */
 typedef struct qv_pack {
   __m512 lo, hi;
-  __m512i zp16, order;
+  __m512i zp16;
   bool is_signed;
 } qv_pack;
 
@@ -69,8 +69,6 @@ QV_TARGET static inline qv_pack qv_pack_init(bool is_signed, int32_t zp) {
   k.lo = _mm512_set1_ps((float)((is_signed ? -128 : 0) - zp));
   k.hi = _mm512_set1_ps((float)((is_signed ? 127 : 255) - zp));
   k.zp16 = _mm512_set1_epi16((short)zp);
-  k.order =
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   k.is_signed = is_signed;
   return k;
 }
@@ -82,14 +80,9 @@ QV_TARGET static inline __m512i qv_pack_cvt(const qv_pack *k, __m512 r) {
 QV_TARGET static inline void qv_pack_store(const qv_pack *k, void *p,
                                            int64_t i, __m512 r0, __m512 r1,
                                            __m512 r2, __m512 r3) {
-  __m512i p0 = _mm512_adds_epi16(
-      _mm512_packs_epi32(qv_pack_cvt(k, r0), qv_pack_cvt(k, r1)), k->zp16);
-  __m512i p1 = _mm512_adds_epi16(
-      _mm512_packs_epi32(qv_pack_cvt(k, r2), qv_pack_cvt(k, r3)), k->zp16);
-  __m512i v = k->is_signed ? _mm512_packs_epi16(p0, p1)
-                           : _mm512_packus_epi16(p0, p1);
-  /* lane L holds dwords L of r0..r3 in turn: gather each one's four */
-  _mm512_storeu_si512((uint8_t *)p + i, _mm512_permutexvar_epi32(k->order, v));
+  het_pack64_store(qv_pack_cvt(k, r0), qv_pack_cvt(k, r1), qv_pack_cvt(k, r2),
+                   qv_pack_cvt(k, r3), k->zp16, k->is_signed,
+                   (uint8_t *)p + i);
 }
 
 QV_TARGET static int64_t qv_quantize_avx512(const float *x, float scale,
