@@ -4,6 +4,8 @@
 #include "kernels/presets.h"
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 static _Thread_local const het_kernel_preset *het_presets;
 static _Thread_local int het_n_presets;
@@ -35,6 +37,21 @@ const het_kernel_preset *het_kernel_presets_find(int *n) {
     }
   *n = count;
   return count ? &het_presets[first] : NULL;
+}
+
+const void *het_kernel_presets_match(const void *want, size_t layout_size,
+                                     size_t size,
+                                     bool (*same)(const void *saved,
+                                                  const void *want)) {
+  int n = 0;
+  const het_kernel_preset *p = het_kernel_presets_find(&n);
+  for (int i = 0; i < n; i++)
+    if (p[i].layout_size == layout_size && p[i].size == size &&
+        (uintptr_t)p[i].data % 64 == 0 &&
+        (same ? same(p[i].layout, want)
+              : memcmp(p[i].layout, want, layout_size) == 0))
+      return p[i].data;
+  return NULL;
 }
 
 void het_kernel_presets_take(void) {

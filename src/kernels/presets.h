@@ -34,6 +34,14 @@ void het_kernel_presets_node(int node);
 /* The entries of the current node, for the kernel to match against its
  * layout; *n = 0 when none (or outside a replay). */
 const het_kernel_preset *het_kernel_presets_find(int *n);
+/* The current node's entry holding a weight of size bytes, 64-byte
+ * aligned, whose layout descriptor (layout_size bytes) is want: compared
+ * by same(saved, want), or byte for byte when same is NULL.  NULL when
+ * none; taking it is het_kernel_presets_take's. */
+const void *het_kernel_presets_match(const void *want, size_t layout_size,
+                                     size_t size,
+                                     bool (*same)(const void *saved,
+                                                  const void *want));
 /* A kernel took one of them instead of preparing its own (counted for the
  * process; tests read it with het_kernel_presets_taken). */
 void het_kernel_presets_take(void);

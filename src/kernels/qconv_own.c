@@ -101,17 +101,12 @@ static qown_layout qown_layout_of(const het_qv_conv *q) {
 /* The plan's weights for q's dims, already in panels; NULL outside a
  * plan's load or when it has none. */
 static const int8_t *qown_preset(const het_qv_conv *q) {
-  int cnt = 0;
-  const het_kernel_preset *p = het_kernel_presets_find(&cnt);
   qown_layout want = qown_layout_of(q);
-  for (int i = 0; i < cnt; i++)
-    if (p[i].layout_size == sizeof want &&
-        memcmp(p[i].layout, &want, sizeof want) == 0 &&
-        p[i].size == (size_t)(q->n * q->k) && (uintptr_t)p[i].data % 64 == 0) {
-      het_kernel_presets_take();
-      return p[i].data;
-    }
-  return NULL;
+  const int8_t *p = het_kernel_presets_match(&want, sizeof want,
+                                             (size_t)(q->n * q->k), NULL);
+  if (p)
+    het_kernel_presets_take();
+  return p;
 }
 
 /* W (m x c x kh x kw) as the runs of a narrow Conv read it: row m holds

@@ -311,25 +311,18 @@ bool het_dnnl_reorder(const dnnl_memory_desc_t *fmd, const void *from,
 
 /* ---- a plan's prepared weights (presets.h) ---- */
 
-/* The compile's preset for layout md, or NULL. */
-static const void *het_dnnl_preset(const dnnl_memory_desc_t *md) {
-  int n = 0;
-  const het_kernel_preset *p = het_kernel_presets_find(&n);
-  size_t size = dnnl_memory_desc_get_size(md);
-  for (int i = 0; i < n; i++) {
-    dnnl_memory_desc_t saved;
-    if (p[i].layout_size != sizeof saved || p[i].size != size ||
-        (uintptr_t)p[i].data % 64)
-      continue;
-    memcpy(&saved, p[i].layout, sizeof saved);
-    if (dnnl_memory_desc_equal(&saved, md))
-      return p[i].data;
-  }
-  return NULL;
+/* A saved layout (unaligned bytes of a descriptor) is the descriptor
+ * want (het_kernel_presets_match). */
+static bool het_dnnl_md_same(const void *saved, const void *want) {
+  dnnl_memory_desc_t md;
+  memcpy(&md, saved, sizeof md);
+  return dnnl_memory_desc_equal(&md, want);
 }
 
 bool het_dnnl_weights_prepare_preset(het_dnnl_prim *p) {
-  const void *preset = het_dnnl_preset(&p->w_md);
+  const void *preset = het_kernel_presets_match(
+      &p->w_md, sizeof p->w_md, dnnl_memory_desc_get_size(&p->w_md),
+      het_dnnl_md_same);
   if (!preset)
     return false;
   p->w = (void *)(uintptr_t)preset; /* already in this layout: in place */
