@@ -76,14 +76,25 @@ typedef struct pooli_job {
   }
 POOLI_AVX512(u8, _mm512_max_epu8, 0)
 POOLI_AVX512(s8, _mm512_max_epi8, INT8_MIN)
-#define POOLI_FAST(SFX, ...)                                     \
-  if (__builtin_cpu_supports("avx512bw")) {                      \
-    pooli_row_avx512_##SFX(__VA_ARGS__);                         \
-    continue;                                                    \
-  }
-#else
-#define POOLI_FAST(SFX, ...)
 #endif
+
+/* One NHWC output row (int8 when is_signed) on AVX-512BW; false, nothing
+ * done, without it. */
+static bool pooli_row_fast(const pooli_job *j, const void *xn, int64_t hs,
+                           const int64_t *khr, void *y, bool is_signed) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_cpu_supports("avx512bw"))
+    return false;
+  if (is_signed)
+    pooli_row_avx512_s8(j, xn, hs, khr, y);
+  else
+    pooli_row_avx512_u8(j, xn, hs, khr, y);
+  return true;
+#else
+  (void)j, (void)xn, (void)hs, (void)khr, (void)y, (void)is_signed;
+  return false;
+#endif
+}
 
 /* The two element types share one body: T the type, LO its minimum. */
 #define POOLI_DEFINE(SFX, T, LO)                                              \
@@ -117,8 +128,8 @@ POOLI_AVX512(s8, _mm512_max_epi8, INT8_MIN)
       T *y = (T *)j->y + u * ow * per;                                       \
       int64_t hs = (u % oh) * g->stride[0] - g->pad_b[0], khr[2];            \
       het_pool_tap_range(hs, g->kernel[0], g->dil[0], ih, &khr[0], &khr[1]); \
-      if (nhwc)                                                              \
-        POOLI_FAST(SFX, j, (const uint8_t *)xp, hs, khr, (uint8_t *)y)       \
+      if (nhwc && pooli_row_fast(j, xp, hs, khr, y, (LO) != 0))              \
+        continue;                                                            \
       for (int64_t o = 0; o < ow; o++) {                                     \
         int64_t ws = o * g->stride[1] - g->pad_b[1];                         \
         if (nhwc) {                                                          \
