@@ -152,12 +152,13 @@ bool het_qown_init(het_qown *o, const het_qown_desc *d) {
     o->g = (het_qv_geom){.rows = 1, .px = d->n * opx, .img_rows = 1,
                          .px_step = d->c};
   } else {
-    qown_full(d, o->full);
-    int64_t row = o->full[1] * d->c;
+    int64_t full[2];
+    qown_full(d, full);
+    int64_t row = full[1] * d->c;
     o->g = (het_qv_geom){.rows = d->n * d->out[0],
                          .px = d->out[1],
                          .img_rows = d->out[0],
-                         .img_step = o->full[0] * row,
+                         .img_step = full[0] * row,
                          .row_step = d->stride[0] * row,
                          .px_step = d->stride[1] * d->c,
                          .tap_step = row};
@@ -230,11 +231,12 @@ static void qown_interleave(const uint8_t *x, int64_t c, int64_t hw,
 static void qown_pad(const het_qown *o, const uint8_t *x, uint8_t *xs) {
   const het_qown_desc *d = &o->d;
   int64_t c = d->c, h = d->in[0], w = d->in[1];
-  size_t img = (size_t)(o->full[0] * o->full[1] * c);
+  /* an image of the padded staging, and a row of it */
+  size_t img = (size_t)o->g.img_step, row = (size_t)o->g.tap_step;
   memset(xs, (uint8_t)d->xzp, img * (size_t)d->n + QOWN_SLACK);
   for (int64_t b = 0; b < d->n; b++, xs += img, x += h * w * c)
     for (int64_t i = 0; i < h; i++) {
-      uint8_t *y = xs + ((i + d->pad_b[0]) * o->full[1] + d->pad_b[1]) * c;
+      uint8_t *y = xs + (size_t)(i + d->pad_b[0]) * row + d->pad_b[1] * c;
       if (d->nhwc_x)
         memcpy(y, x + i * w * c, (size_t)(w * c));
       else

@@ -48,7 +48,6 @@ typedef struct het_qown {
   het_qv_conv qv;
   het_qv_geom g;
   het_qown_desc d; /* w, bias and scales not kept */
-  int64_t full[2]; /* narrow: the padded image's dims */
   size_t stage_bytes;
 } het_qown;
 
