@@ -179,47 +179,66 @@ void het_qown_weights(const het_qown *o, het_kernel_weight_fn fn, void *ctx) {
   fn(ctx, &l, sizeof l, o->qv.w, (size_t)(o->qv.n * o->qv.k));
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-/* The first pixels of one row of 3 planes interleaved, 64 at a time; how
- * many it did.  Output vector k, byte j is pixel (64k + j) / 3, channel
- * (64k + j) % 3: lo picks it from the first two planes, hi keeps it or
- * takes the third plane's. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static int64_t
-qown_rgb_vbmi(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2,
-              uint8_t *y, int64_t w) {
+/* The byte permutations that interleave 3 planes 64 pixels at a time:
+ * output vector k, byte j is pixel (64k + j) / 3, channel (64k + j) % 3;
+ * lo[k] picks it from the first two planes, hi[k] keeps it or takes the
+ * third plane's. */
+typedef struct qown_rgb {
   uint8_t lo[3][64], hi[3][64];
+} qown_rgb;
+
+static void qown_rgb_init(qown_rgb *t) {
   for (int k = 0; k < 3; k++)
     for (int j = 0; j < 64; j++) {
       int f = 64 * k + j, px = f / 3, ch = f % 3;
-      lo[k][j] = (uint8_t)(ch == 1 ? 64 + px : px);
-      hi[k][j] = (uint8_t)(ch == 2 ? 64 + px : j);
+      t->lo[k][j] = (uint8_t)(ch == 1 ? 64 + px : px);
+      t->hi[k][j] = (uint8_t)(ch == 2 ? 64 + px : j);
     }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* One row of w pixels of 3 planes interleaved, 64 at a time; returns w. */
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) static int64_t
+qown_rgb_vbmi(const qown_rgb *t, const uint8_t *p0, const uint8_t *p1,
+              const uint8_t *p2, uint8_t *y, int64_t w) {
   __m512i l[3], h[3];
   for (int k = 0; k < 3; k++) {
-    l[k] = _mm512_loadu_si512(lo[k]);
-    h[k] = _mm512_loadu_si512(hi[k]);
+    l[k] = _mm512_loadu_si512(t->lo[k]);
+    h[k] = _mm512_loadu_si512(t->hi[k]);
   }
   int64_t p = 0;
-  for (; p + 64 <= w; p += 64, y += 192) {
-    __m512i a = _mm512_loadu_si512(p0 + p), b = _mm512_loadu_si512(p1 + p);
-    __m512i c = _mm512_loadu_si512(p2 + p);
-    for (int k = 0; k < 3; k++)
-      _mm512_storeu_si512(y + 64 * k,
-                          _mm512_permutex2var_epi8(
-                              _mm512_permutex2var_epi8(a, l[k], b), h[k], c));
+  for (; p < w; p += 64, y += 192) {
+    /* the last pixels (fewer than 64) through masks */
+    int64_t n = w - p < 64 ? w - p : 64;
+    __mmask64 in = n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+    __m512i a = _mm512_maskz_loadu_epi8(in, p0 + p);
+    __m512i b = _mm512_maskz_loadu_epi8(in, p1 + p);
+    __m512i c = _mm512_maskz_loadu_epi8(in, p2 + p);
+    for (int k = 0; k < 3; k++) {
+      int64_t left = 3 * n - 64 * k;
+      __mmask64 out = left >= 64  ? ~(__mmask64)0
+                      : left <= 0 ? 0
+                                  : ((__mmask64)1 << left) - 1;
+      _mm512_mask_storeu_epi8(
+          y + 64 * k, out,
+          _mm512_permutex2var_epi8(_mm512_permutex2var_epi8(a, l[k], b), h[k],
+                                   c));
+    }
   }
-  return p;
+  return w;
 }
 #endif
 
-/* Row h of planar image x (c planes of hw bytes) into channels-last y. */
-static void qown_interleave(const uint8_t *x, int64_t c, int64_t hw,
-                            int64_t h, int64_t w, uint8_t *y) {
+/* Row h of planar image x (c planes of hw bytes) into channels-last y;
+ * rgb: the permutations, when 3 planes go through AVX-512 VBMI, else
+ * NULL. */
+static void qown_interleave(const qown_rgb *rgb, const uint8_t *x, int64_t c,
+                            int64_t hw, int64_t h, int64_t w, uint8_t *y) {
   const uint8_t *row = x + h * w;
   int64_t p = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (c == 3 && __builtin_cpu_supports("avx512vbmi"))
-    p = qown_rgb_vbmi(row, row + hw, row + 2 * hw, y, w);
+  if (rgb)
+    p = qown_rgb_vbmi(rgb, row, row + hw, row + 2 * hw, y, w);
 #endif
   for (; p < w; p++)
     for (int64_t ch = 0; ch < c; ch++)
@@ -233,6 +252,13 @@ static void qown_pad(const het_qown *o, const uint8_t *x, uint8_t *xs) {
   int64_t c = d->c, h = d->in[0], w = d->in[1];
   /* an image of the padded staging, and a row of it */
   size_t img = (size_t)o->g.img_step, row = (size_t)o->g.tap_step;
+  qown_rgb rgb;
+  bool vbmi = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+  vbmi = !d->nhwc_x && c == 3 && __builtin_cpu_supports("avx512vbmi");
+#endif
+  if (vbmi)
+    qown_rgb_init(&rgb);
   memset(xs, (uint8_t)d->xzp, img * (size_t)d->n + QOWN_SLACK);
   for (int64_t b = 0; b < d->n; b++, xs += img, x += h * w * c)
     for (int64_t i = 0; i < h; i++) {
@@ -240,7 +266,7 @@ static void qown_pad(const het_qown *o, const uint8_t *x, uint8_t *xs) {
       if (d->nhwc_x)
         memcpy(y, x + i * w * c, (size_t)(w * c));
       else
-        qown_interleave(x, c, h * w, i, w, y);
+        qown_interleave(vbmi ? &rgb : NULL, x, c, h * w, i, w, y);
     }
 }
 
