@@ -685,6 +685,11 @@ static const own_case own_cases[] = {
     {{"own_two_threads", 4, 1, 128, 13, 13, 256, 1, 1, 1, 1, 1, 1, 1, {0},
       NULL, U8, U8, 7, 9, true, true, false},
      V1X1, 2, false},
+    /* 320 KiB of weights: one thread sweeps panel by panel, fetching the
+     * next panel ahead */
+    {{"own_panel_major", 4, 1, 512, 5, 8, 640, 1, 1, 1, 1, 1, 1, 1, {0},
+      NULL, U8, U8, 9, 120, true, true, false},
+     V1X1, 1, false},
     {{"own_conv1d", 3, 1, 32, 37, 0, 64, 1, 0, 1, 1, 0, 1, 0, {0}, NULL, U8,
       U8, 5, 250, true, true, false},
      V1X1, 1, false},
@@ -698,6 +703,10 @@ static const own_case own_cases[] = {
       U8, U8, 3, 5, true, true, false},
      V1X1, 1, false},
     {{"narrow_stem_planar", 4, 1, 3, 23, 21, 64, 7, 7, 1, 2, 2, 1, 1,
+      {3, 3, 3, 3}, NULL, U8, U8, 128, 3, true, true, false},
+     VNARROW, 1, true},
+    /* rows of 139 pixels: two 64-pixel interleave blocks and a masked one */
+    {{"narrow_stem_planar_wide", 4, 1, 3, 5, 139, 64, 7, 7, 1, 2, 2, 1, 1,
       {3, 3, 3, 3}, NULL, U8, U8, 128, 3, true, true, false},
      VNARROW, 1, true},
     {{"narrow_stem_nhwc_batch2", 4, 2, 3, 16, 17, 64, 7, 7, 1, 2, 2, 1, 1,
