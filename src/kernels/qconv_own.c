@@ -187,6 +187,7 @@ typedef struct qown_rgb {
   uint8_t lo[3][64], hi[3][64];
 } qown_rgb;
 
+#if defined(__x86_64__) && defined(__GNUC__)
 static void qown_rgb_init(qown_rgb *t) {
   for (int k = 0; k < 3; k++)
     for (int j = 0; j < 64; j++) {
@@ -196,7 +197,6 @@ static void qown_rgb_init(qown_rgb *t) {
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
 /* One row of w pixels of 3 planes interleaved, 64 at a time; returns w. */
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) static int64_t
 qown_rgb_vbmi(const qown_rgb *t, const uint8_t *p0, const uint8_t *p1,
@@ -236,6 +236,7 @@ static void qown_interleave(const qown_rgb *rgb, const uint8_t *x, int64_t c,
                             int64_t hw, int64_t h, int64_t w, uint8_t *y) {
   const uint8_t *row = x + h * w;
   int64_t p = 0;
+  (void)rgb;
 #if defined(__x86_64__) && defined(__GNUC__)
   if (rgb)
     p = qown_rgb_vbmi(rgb, row, row + hw, row + 2 * hw, y, w);
@@ -252,13 +253,14 @@ static void qown_pad(const het_qown *o, const uint8_t *x, uint8_t *xs) {
   int64_t c = d->c, h = d->in[0], w = d->in[1];
   /* an image of the padded staging, and a row of it */
   size_t img = (size_t)o->g.img_step, row = (size_t)o->g.tap_step;
-  qown_rgb rgb;
-  bool vbmi = false;
+  const qown_rgb *rgbp = NULL;
 #if defined(__x86_64__) && defined(__GNUC__)
-  vbmi = !d->nhwc_x && c == 3 && __builtin_cpu_supports("avx512vbmi");
-#endif
-  if (vbmi)
+  qown_rgb rgb;
+  if (!d->nhwc_x && c == 3 && __builtin_cpu_supports("avx512vbmi")) {
     qown_rgb_init(&rgb);
+    rgbp = &rgb;
+  }
+#endif
   memset(xs, (uint8_t)d->xzp, img * (size_t)d->n + QOWN_SLACK);
   for (int64_t b = 0; b < d->n; b++, xs += img, x += h * w * c)
     for (int64_t i = 0; i < h; i++) {
@@ -266,7 +268,7 @@ static void qown_pad(const het_qown *o, const uint8_t *x, uint8_t *xs) {
       if (d->nhwc_x)
         memcpy(y, x + i * w * c, (size_t)(w * c));
       else
-        qown_interleave(vbmi ? &rgb : NULL, x, c, h * w, i, w, y);
+        qown_interleave(rgbp, x, c, h * w, i, w, y);
     }
 }
 
