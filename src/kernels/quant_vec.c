@@ -41,25 +41,14 @@ QV_TARGET static inline __m512i qv_load16(const void *p, bool is_signed,
   return is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
 }
 
-/* round(r) + zp saturated, stored as 16 bytes.  r is clamped to the
- * type's range around zp in float first (integral bounds, so rounding
- * after clamping is the same as before), which also sends NaN to the
- * minimum (maxps returns its second operand for NaN) and keeps the
+/* round(r) + zp saturated into bytes, in both widths below.  r is
+ * clamped to the type's range around zp in float first (integral bounds,
+ * so rounding after clamping is the same as before), which also sends NaN
+ * to the minimum (maxps returns its second operand for NaN) and keeps the
  * conversion in range. */
-QV_TARGET static inline void qv_store16(void *p, bool is_signed, int64_t i,
-                                        __m512 r, int32_t zp) {
-  float lo = (float)((is_signed ? -128 : 0) - zp);
-  float hi = (float)((is_signed ? 127 : 255) - zp);
-  r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(lo)), _mm512_set1_ps(hi));
-  __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(r), _mm512_set1_epi32(zp));
-  _mm_storeu_si128((__m128i *)(void *)((uint8_t *)p + i),
-                   _mm512_cvtepi32_epi8(q));
-}
-
-/* 64 values at a time: r clamped as in qv_store16, converted and packed
- * to bytes (pack_avx512.h; zp added in 16 bits, in range by the clamp). */
 typedef struct qv_pack {
   __m512 lo, hi;
+  int32_t zp;
   __m512i zp16;
   bool is_signed;
 } qv_pack;
@@ -68,6 +57,7 @@ QV_TARGET static inline qv_pack qv_pack_init(bool is_signed, int32_t zp) {
   qv_pack k;
   k.lo = _mm512_set1_ps((float)((is_signed ? -128 : 0) - zp));
   k.hi = _mm512_set1_ps((float)((is_signed ? 127 : 255) - zp));
+  k.zp = zp;
   k.zp16 = _mm512_set1_epi16((short)zp);
   k.is_signed = is_signed;
   return k;
@@ -77,6 +67,16 @@ QV_TARGET static inline __m512i qv_pack_cvt(const qv_pack *k, __m512 r) {
   return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, k->lo), k->hi));
 }
 
+/* 16 values as 16 bytes at p + i. */
+QV_TARGET static inline void qv_store16(const qv_pack *k, void *p, int64_t i,
+                                        __m512 r) {
+  __m512i q = _mm512_add_epi32(qv_pack_cvt(k, r), _mm512_set1_epi32(k->zp));
+  _mm_storeu_si128((__m128i *)(void *)((uint8_t *)p + i),
+                   _mm512_cvtepi32_epi8(q));
+}
+
+/* 64 values at a time (pack_avx512.h; zp added in 16 bits, in range by
+ * the clamp). */
 QV_TARGET static inline void qv_pack_store(const qv_pack *k, void *p,
                                            int64_t i, __m512 r0, __m512 r1,
                                            __m512 r2, __m512 r3) {
@@ -97,7 +97,7 @@ QV_TARGET static int64_t qv_quantize_avx512(const float *x, float scale,
                   _mm512_div_ps(_mm512_loadu_ps(x + i + 32), s),
                   _mm512_div_ps(_mm512_loadu_ps(x + i + 48), s));
   for (; i + 16 <= n; i += 16)
-    qv_store16(y, is_signed, i, _mm512_div_ps(_mm512_loadu_ps(x + i), s), zp);
+    qv_store16(&k, y, i, _mm512_div_ps(_mm512_loadu_ps(x + i), s));
   return i;
 }
 
@@ -140,7 +140,7 @@ QV_TARGET static int64_t qv_add_avx512(const void *a, float ra, int32_t az,
         sa);
     __m512 db =
         _mm512_cvtepi32_ps(_mm512_sub_epi32(qv_load16(b, is_signed, i), zb));
-    qv_store16(c, is_signed, i, _mm512_fmadd_ps(db, sb, fa), cz);
+    qv_store16(&k, c, i, _mm512_fmadd_ps(db, sb, fa));
   }
   return i;
 }
