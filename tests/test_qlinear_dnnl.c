@@ -747,7 +747,7 @@ static void swap_layout(const uint8_t *src, uint8_t *dst, int64_t n,
       }
 }
 
-START_TEST(test_qconv_nhwc_1x1) {
+START_TEST(test_qconv_nhwc_own) {
   if (!dnnl_expected())
     return;
   const own_case *oc = &own_cases[_i];
@@ -877,7 +877,7 @@ static Suite *qlinear_suite(void) {
 #ifdef HETRT_HAVE_DNNL
   tcase_add_test(lim, test_qconv_cache_full);
   tcase_add_test(lim, test_qconv_threads);
-  tcase_add_loop_test(lim, test_qconv_nhwc_1x1, 0, CASE_COUNT(own_cases));
+  tcase_add_loop_test(lim, test_qconv_nhwc_own, 0, CASE_COUNT(own_cases));
   tcase_add_test(lim, test_qv_saturation);
 #endif
   suite_add_tcase(s, lim);
