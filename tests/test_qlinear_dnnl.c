@@ -654,8 +654,9 @@ END_TEST
 #ifdef HETRT_HAVE_DNNL
 /* Nodes with channels-last Y, as the layout pass prepares them, on hetrt's
  * VNNI kernel where its rules hold (kernels/qconv_own.h: 1x1 from
- * channels-last uint8 X with whole 64-channel panels and K a multiple of
- * 4, unpadded; or narrow, at most 4 input channels, planar or
+ * channels-last uint8 X (or one pixel, where NCHW is channels-last), K a
+ * multiple of 4, unpadded, the last 64-channel weight panel at most 1/16
+ * padding; or narrow, at most 4 input channels, planar or
  * channels-last X, any kernel, stride and pads), else on oneDNN; either
  * way bit-exact with the reference.  Rows not a multiple of the kernel's
  * 6-pixel tile, batches, 1-D, int8 Y, ties, strides (1x1: pixels gathered
@@ -689,6 +690,19 @@ static const own_case own_cases[] = {
      * next panel ahead */
     {{"own_panel_major", 4, 1, 512, 5, 8, 640, 1, 1, 1, 1, 1, 1, 1, {0},
       NULL, U8, U8, 9, 120, true, true, false},
+     V1X1, 1, false},
+    /* a classifier: one pixel per image (NCHW X is channels-last), 1000
+     * outputs, the last panel 24 channels of padding not stored */
+    {{"own_m1000_one_pixel", 4, 2, 512, 1, 1, 1000, 1, 1, 1, 1, 1, 1, 1,
+      {0}, NULL, U8, U8, 128, 100, true, true, false},
+     V1X1, 1, true},
+    {{"own_m184_partial_threads", 4, 1, 64, 7, 5, 184, 1, 1, 1, 1, 1, 1, 1,
+      {0}, NULL, U8, S8, 3, -3, true, true, false},
+     V1X1, 2, false},
+    /* 288 KiB of weights: panel-major, the fetch reaching the last,
+     * partial panel */
+    {{"own_m1000_panel_major", 4, 1, 288, 3, 5, 1000, 1, 1, 1, 1, 1, 1, 1,
+      {0}, NULL, U8, U8, 7, 9, false, true, true},
      V1X1, 1, false},
     {{"own_conv1d", 3, 1, 32, 37, 0, 64, 1, 0, 1, 1, 0, 1, 0, {0}, NULL, U8,
       U8, 5, 250, true, true, false},

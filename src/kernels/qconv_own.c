@@ -27,6 +27,15 @@
  * read up to 3 past the image. */
 #define QOWN_SLACK 64
 
+/* The most padding channels a Conv's last weight panel may hold: one in
+ * this many of its outputs.  ResNet-50's classifier (2048 -> 1000, one
+ * pixel: 24 of 1024 channels computed for nothing) took 82 us on oneDNN's
+ * brgconv_1x1 in the model and 59 us here, MobileNetV3's 184- and
+ * 672-channel 1x1s 13 -> 9 and 50 -> 43 us; MobileNets' 24-160 channel
+ * layers would waste a quarter to a half of the kernel and stay on
+ * oneDNN. */
+#define QOWN_PAD_SHARE 16
+
 static int64_t round4(int64_t v) { return (v + 3) & ~(int64_t)3; }
 
 static bool qown_1x1(const het_qown_desc *d) {
@@ -45,7 +54,7 @@ static bool qown_strided(const het_qown_desc *d) {
 
 het_qown_kind het_qown_kind_of(const het_qown_desc *d) {
   if (!d->x_u8 || !d->nhwc_y || d->group != 1 || d->nsp < 1 || d->nsp > 2 ||
-      !het_qv_usable())
+      het_qv_padding(d->m) * QOWN_PAD_SHARE > d->m || !het_qv_usable())
     return HET_QOWN_NONE;
   if (qown_1x1(d))
     return d->nhwc_x && het_qv_fits(d->m, 1, d->c) ? HET_QOWN_1X1
@@ -103,7 +112,7 @@ static qown_layout qown_layout_of(const het_qv_conv *q) {
 static const int8_t *qown_preset(const het_qv_conv *q) {
   qown_layout want = qown_layout_of(q);
   const int8_t *p = het_kernel_presets_match(&want, sizeof want,
-                                             (size_t)(q->n * q->k), NULL);
+                                             (size_t)(q->np * q->k), NULL);
   if (p)
     het_kernel_presets_take();
   return p;
@@ -130,7 +139,8 @@ bool het_qown_init(het_qown *o, const het_qown_desc *d) {
   het_qown_kind kind = het_qown_kind_of(d);
   int taps = kind == HET_QOWN_NARROW ? (int)d->kernel[0] : 1;
   int64_t kt = kind == HET_QOWN_NARROW ? round4(d->kernel[1] * d->c) : d->c;
-  het_qv_conv dims = {.n = d->m, .k = taps * kt, .taps = taps, .kt = kt};
+  het_qv_conv dims = {.n = d->m, .np = d->m + het_qv_padding(d->m),
+                      .k = taps * kt, .taps = taps, .kt = kt};
   const int8_t *preset = qown_preset(&dims);
   int8_t *plain = NULL;
   if (!preset && kind == HET_QOWN_NARROW && !(plain = qown_narrow_weights(d, kt)))
@@ -176,7 +186,7 @@ void het_qown_weights(const het_qown *o, het_kernel_weight_fn fn, void *ctx) {
   if (o->kind == HET_QOWN_NONE)
     return;
   qown_layout l = qown_layout_of(&o->qv);
-  fn(ctx, &l, sizeof l, o->qv.w, (size_t)(o->qv.n * o->qv.k));
+  fn(ctx, &l, sizeof l, o->qv.w, (size_t)(o->qv.np * o->qv.k));
 }
 
 /* The byte permutations that interleave 3 planes 64 pixels at a time:

@@ -2,16 +2,18 @@
  * (qconv_vnni.h) instead of oneDNN 2.6, and how their X is laid out for
  * it: the oneDNN int8 path (kernels/dnnl/qlinear_dnnl.c) asks here first
  * for every shape it builds.
- *   - 1x1: unpadded, ungrouped, X channels-last (the layout pass's); a
- *     stride above 1 gathers the pixels it reads into staging first.
+ *   - 1x1: unpadded, ungrouped, X channels-last (the layout pass's, or
+ *     one pixel per image, where NCHW is the same); a stride above 1
+ *     gathers the pixels it reads into staging first.
  *   - narrow: at most HET_QOWN_NARROW_C input channels (an image
  *     network's stem), ungrouped, undilated, any kernel, stride and pads,
  *     X channels-last or planar: X is staged padded channels-last (the
  *     borders hold x's zero point, ONNX's zero padding) and each kernel
  *     row of a window, kernel width x channels contiguous bytes, is one
  *     run of the kernel.
- * Both need uint8 X, Y stored channels-last, a multiple of 64 output
- * channels and a VNNI CPU.
+ * Both need uint8 X, Y stored channels-last (or one pixel per image), a
+ * VNNI CPU and output channels filling the 64-channel weight panels but
+ * for at most one in QOWN_PAD_SHARE (qconv_own.c) of them.
  */
 #ifndef HET_KERNELS_QCONV_OWN_H
 #define HET_KERNELS_QCONV_OWN_H

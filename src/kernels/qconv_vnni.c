@@ -57,8 +57,12 @@ bool het_qv_usable(void) {
 }
 
 bool het_qv_fits(int64_t n, int taps, int64_t kt) {
-  return n > 0 && n % HET_QV_PANEL == 0 && taps >= 1 && taps <= HET_QV_MAX_TAPS &&
-         kt > 0 && kt % 4 == 0;
+  return n > 0 && taps >= 1 && taps <= HET_QV_MAX_TAPS && kt > 0 &&
+         kt % 4 == 0;
+}
+
+int64_t het_qv_padding(int64_t n) {
+  return (HET_QV_PANEL - n % HET_QV_PANEL) % HET_QV_PANEL;
 }
 
 /* Byte i of output channel c in the panels. */
@@ -75,17 +79,24 @@ bool het_qv_init(het_qv_conv *q, const int8_t *w, const int8_t *packed,
                  int64_t n, int taps, int64_t kt, const int32_t *bias,
                  int32_t xzp, const float *scales, int n_scales, int32_t yzp,
                  bool y_signed) {
-  int64_t k = taps * kt;
+  int64_t k = taps * kt, np = n + het_qv_padding(n);
   memset(q, 0, sizeof *q);
   q->w_borrowed = packed != NULL;
-  q->w = packed ? (int8_t *)(uintptr_t)packed : qv_alloc((size_t)(n * k));
-  q->bias = qv_alloc((size_t)n * sizeof(int32_t));
-  q->scale = qv_alloc((size_t)n * sizeof(float));
+  q->w = packed ? (int8_t *)(uintptr_t)packed : qv_alloc((size_t)(np * k));
+  q->bias = qv_alloc((size_t)np * sizeof(int32_t));
+  q->scale = qv_alloc((size_t)np * sizeof(float));
   if (!q->w || !q->bias || !q->scale) {
     het_qv_free(q);
     return false;
   }
+  if (!packed && np > n) /* the last panel, padding channels included */
+    memset(q->w + (np - HET_QV_PANEL) * k, 0, (size_t)(HET_QV_PANEL * k));
+  for (int64_t c = n; c < np; c++) {
+    q->bias[c] = 0;
+    q->scale[c] = 0.0f;
+  }
   q->n = n;
+  q->np = np;
   q->k = k;
   q->taps = taps;
   q->kt = kt;
@@ -125,7 +136,8 @@ void het_qv_free(het_qv_conv *q) {
 #define QV_DP(acc, a, b) \
   __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
 
-/* The 64 int32 of one row of a tile into 64 bytes at y. */
+/* The 64 int32 of one row of a tile into the bytes of channels c0..c0+63
+ * at y (fewer in a last panel past n). */
 QV_TARGET static inline void qv_store_row(const het_qv_conv *q, int64_t c0,
                                           __m512i a0, __m512i a1, __m512i a2,
                                           __m512i a3, uint8_t *y) {
@@ -136,8 +148,13 @@ QV_TARGET static inline void qv_store_row(const het_qv_conv *q, int64_t c0,
 #define QV_RQ(a, j)                                               \
   _mm512_cvtps_epi32(q->clamp ? _mm512_min_ps(QV_MUL(a, j), hi)   \
                               : QV_MUL(a, j))
-  het_pack64_store(QV_RQ(a0, 0), QV_RQ(a1, 1), QV_RQ(a2, 2), QV_RQ(a3, 3),
-                   _mm512_set1_epi16((short)q->yzp), q->y_signed, y);
+  __m512i b = het_pack64(QV_RQ(a0, 0), QV_RQ(a1, 1), QV_RQ(a2, 2),
+                         QV_RQ(a3, 3), _mm512_set1_epi16((short)q->yzp),
+                         q->y_signed);
+  if (c0 + HET_QV_PANEL <= q->n)
+    _mm512_storeu_si512(y, b);
+  else /* the last panel's channels up to n */
+    _mm512_mask_storeu_epi8(y, ~(__mmask64)0 >> (c0 + HET_QV_PANEL - q->n), b);
 #undef QV_RQ
 #undef QV_MUL
 }
@@ -276,7 +293,7 @@ typedef struct qv_job {
  * -0.6% (ten alternations, one thread).  NULL for the other tiles, the
  * last panel and the taps kernel. */
 static const int8_t *qv_fetch(const het_qv_conv *q, int64_t c0, int64_t t) {
-  if (t < 0 || t >= 4 || c0 + HET_QV_PANEL >= q->n || q->taps != 1)
+  if (t < 0 || t >= 4 || c0 + HET_QV_PANEL >= q->np || q->taps != 1)
     return NULL;
   return q->w + (c0 + HET_QV_PANEL) * q->k + t * (HET_QV_PANEL / 4) * q->k;
 }
@@ -336,12 +353,12 @@ static qv_span qv_next(const qv_job *j, int64_t *u, int64_t u1) {
  * panel-major, each panel sweeping its tiles. */
 static void qv_range(void *arg, int64_t u0, int64_t u1) {
   const qv_job *j = arg;
-  int64_t n = j->q->n;
+  int64_t np = j->q->np;
   if (j->panels_inner) {
     for (int64_t u = u0; u < u1;) {
       qv_span s = qv_next(j, &u, u1);
       for (int64_t p = s.p0; p < s.p1; p += QV_ROWS)
-        for (int64_t c0 = 0; c0 < n; c0 += HET_QV_PANEL)
+        for (int64_t c0 = 0; c0 < np; c0 += HET_QV_PANEL)
           qv_pixels(j, s.x, s.y, p, p + QV_ROWS < s.p1 ? p + QV_ROWS : s.p1,
                     c0, -1);
     }
@@ -371,15 +388,15 @@ void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
    * ResNet-50's 1024 -> 256 at 14x14, two threads, 113 us against
    * oneDNN's 82; splitting the panels of its 512 -> 128 at 28x28, 97-106
    * against 78). */
-  int64_t wbytes = q->n * q->k, xbytes = g->rows * g->px * q->k;
+  int64_t wbytes = q->np * q->k, xbytes = g->rows * g->px * q->k;
   bool inner = het_parallel_threads(par) == 1 ? wbytes <= QV_W_L2_BYTES
                                               : wbytes <= xbytes;
   qv_job j = {.q = q, .x = x, .g = g, .y = y, .tiles_per_row = tpr,
               .tiles = g->rows * tpr, .panels_inner = inner};
   /* 2M or more multiply-adds per share of the loop */
-  int64_t per_unit = q->k * QV_ROWS * (inner ? q->n : HET_QV_PANEL);
+  int64_t per_unit = q->k * QV_ROWS * (inner ? q->np : HET_QV_PANEL);
   int64_t grain = per_unit >= (1 << 21) ? 1 : (1 << 21) / per_unit;
-  het_parallel_for(par, j.tiles * (inner ? 1 : q->n / HET_QV_PANEL), grain,
+  het_parallel_for(par, j.tiles * (inner ? 1 : q->np / HET_QV_PANEL), grain,
                    qv_range, &j);
 #else
   (void)q, (void)x, (void)g, (void)y, (void)par;

@@ -19,13 +19,15 @@
 /* Most runs (taps) one output pixel reads. */
 #define HET_QV_MAX_TAPS 16
 
-/* Invariant: n % HET_QV_PANEL == 0, kt % 4 == 0, 1 <= taps <=
- * HET_QV_MAX_TAPS, k = taps * kt; w holds the n * k weights in panels
- * ([n / 64][k / 4][64][4] bytes, 64-byte aligned; owned, or a plan's when
- * w_borrowed), bias n sums (the int32 bias less x_zp times each channel's
- * weight sum), scale n multipliers. */
+/* Invariant: n >= 1, np = n rounded up to a multiple of HET_QV_PANEL,
+ * kt % 4 == 0, 1 <= taps <= HET_QV_MAX_TAPS, k = taps * kt; w holds the
+ * np * k weights in panels ([np / 64][k / 4][64][4] bytes, 64-byte
+ * aligned, zero for channels n..np-1; owned, or a plan's when
+ * w_borrowed), bias np sums (the int32 bias less x_zp times each
+ * channel's weight sum), scale np multipliers (0 past n).  A run computes
+ * the padding channels and stores none of them. */
 typedef struct het_qv_conv {
-  int64_t n, k;
+  int64_t n, np, k;
   int taps;
   int64_t kt;
   int8_t *w;
@@ -50,13 +52,17 @@ typedef struct het_qv_geom {
 bool het_qv_usable(void);
 
 /* Whether the kernel takes n output channels reading taps runs of kt
- * bytes per pixel. */
+ * bytes per pixel (any n: the last panel may be partly padding, which
+ * het_qv_padding says the cost of). */
 bool het_qv_fits(int64_t n, int taps, int64_t kt);
+
+/* The padding channels of n outputs: n rounded up to a panel, less n. */
+int64_t het_qv_padding(int64_t n);
 
 /* Fills q from W (n rows of taps * kt int8: row c the weights of output
  * channel c in the order the runs read X, zero where a run reads bytes
  * outside the window), or from packed, W already in panels (borrowed: a
- * plan's prepared weights, n * taps * kt bytes, 64-byte aligned), the
+ * plan's prepared weights, np * taps * kt bytes, 64-byte aligned), the
  * int32 bias (n values or NULL), x's zero point, n_scales (1 or n)
  * multipliers x_scale * w_scale / y_scale and y's zero point and type.
  * False when out of memory (q then holds nothing). */

@@ -386,6 +386,17 @@ static void entry_clear(qconv_entry *e) {
   memset(e, 0, sizeof *e);
 }
 
+/* Whether X (Y) of entry e is laid out channels-last: the layout pass
+ * made it so, or NCHW and channels-last agree (one channel or one
+ * pixel per image). */
+static bool x_channels_last(const qconv_state *s, const qconv_entry *e) {
+  return s->nhwc_x || e->c == 1 || het_conv_geom_count(e->in, e->nsp) == 1;
+}
+
+static bool y_channels_last(const qconv_state *s, const qconv_entry *e) {
+  return s->nhwc_y || e->m == 1 || e->out_pixels == 1;
+}
+
 /* What hetrt's own kernel (qconv_own.h) needs to know of geometry c. */
 static void own_desc(const qconv_state *s, const qconv_dims *c,
                      const qconv_entry *e, int xr, const het_tensor *w,
@@ -407,8 +418,8 @@ static void own_desc(const qconv_state *s, const qconv_dims *c,
     d->out[i] = c->y[2 + i];
   }
   d->x_u8 = s->xt == HET_DTYPE_UINT8;
-  d->nhwc_x = s->nhwc_x;
-  d->nhwc_y = s->nhwc_y;
+  d->nhwc_x = x_channels_last(s, e);
+  d->nhwc_y = y_channels_last(s, e);
   d->w = w ? w->data : NULL;
   d->bias = s->bias;
   d->xzp = s->xzp;
@@ -777,10 +788,8 @@ static het_status entry_run(het_kernel_ctx *ctx, const qconv_state *s,
                             const qconv_entry *e) {
   const het_tensor *x = ctx->inputs[IN_X];
   het_tensor *y = ctx->outputs[0];
-  /* NCHW and channels-last agree for one channel (or one pixel) */
-  bool src_direct = !e->prepad && (s->nhwc_x || e->c == 1 ||
-                                   het_conv_geom_count(e->in, e->nsp) == 1);
-  bool dst_direct = s->nhwc_y || e->m == 1 || e->out_pixels == 1;
+  bool src_direct = !e->prepad && x_channels_last(s, e);
+  bool dst_direct = y_channels_last(s, e);
   if (e->own) {
     uint8_t *stage = e->qown.stage_bytes ? stage_get(ctx, 0, e->qown.stage_bytes)
                                          : NULL;
