@@ -669,6 +669,26 @@ START_TEST(test_quant_vec) {
        * on a half-step of 0.07), where the two may part; few do */
       EXPECT(apart * 20 < total, "add: %d of %d one step from the three ops",
              apart, total);
+      /* ratios whose sums pass 2^30 or are not numbers (the vector body's
+       * clamped loop; the others skip the clamp) */
+      const float odd[][3] = {{1e30f, 0.0375f, 0.07f},
+                              {0.05f, -3e7f, 0.5f},
+                              {4.3e6f, 0.0f, 1.0f},
+                              {1.0f, 1.0f, NAN},
+                              {INFINITY, 1.0f, 1.0f}};
+      for (size_t o = 0; o < sizeof odd / sizeof *odd; o++) {
+        float oa = odd[o][0] / odd[o][2], ob = odd[o][1] / odd[o][2];
+        het_quant_vec_add(a, odd[o][0], zp, b, odd[o][1], zp / 2, odd[o][2],
+                          zp, sgn, c, n);
+        for (int i = 0; i < n; i++) {
+          int32_t da = q_get(a, sgn, i) - zp, db = q_get(b, sgn, i) - zp / 2;
+          int32_t want = q_ref(fmaf((float)db, ob, (float)da * oa), 1.0f, zp,
+                               sgn);
+          EXPECT(q_get(c, sgn, i) == want, "add %d + %d, scales %g %g %g: %d, want %d",
+                 q_get(a, sgn, i), q_get(b, sgn, i), odd[o][0], odd[o][1],
+                 odd[o][2], q_get(c, sgn, i), want);
+        }
+      }
     }
 }
 END_TEST
