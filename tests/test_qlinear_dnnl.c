@@ -818,6 +818,29 @@ START_TEST(test_qconv_nhwc_own) {
   ck_assert(on);
   ck_assert_uint_le(ctx.scratch_used, need);
   ck_assert_uint_eq(ctx.scratch_used > 0, need > 0);
+  /* oneDNN's weights are the ones for the node before to prefetch; the
+   * VNNI kernel fetches its own */
+  const void *w_ahead = NULL;
+  size_t w_ahead_bytes = het_dnnl_qconv_state_prefetch(state, &w_ahead);
+  ck_assert_msg((w_ahead_bytes > 0) == (want == NULL) &&
+                    (w_ahead != NULL) == (w_ahead_bytes > 0),
+                "%s: %zu bytes to prefetch", qc->name, w_ahead_bytes);
+  /* a run that prefetches another node's weights meanwhile: the same Y */
+  size_t ahead_bytes = (3u << 20) + 7;
+  char *ahead = aligned_alloc(64, (ahead_bytes + 63) & ~(size_t)63);
+  uint8_t *first = malloc(y->nbytes);
+  ck_assert(ahead && first);
+  memset(ahead, 1, ahead_bytes);
+  memcpy(first, yl, y->nbytes);
+  memset(yl, 0xa5, y->nbytes);
+  ctx.prefetch = ahead;
+  ctx.prefetch_bytes = ahead_bytes;
+  ctx.scratch_used = 0;
+  ck_assert_int_eq(het_dnnl_qconv_run(&ctx, &on), HET_OK);
+  ck_assert_msg(memcmp(first, yl, y->nbytes) == 0,
+                "%s: Y differs when prefetching", qc->name);
+  free(first);
+  free(ahead);
   free(ctx.scratch);
   swap_layout(yl, got, qc->n, qc->m, ypx, false);
   y->data = got; /* ref_f64 reads X planar and Y's dims */
@@ -855,7 +878,7 @@ START_TEST(test_qv_saturation) {
                           y_signed ? 5 : 9, y_signed));
     memset(y, 0x11, sizeof y);
     het_qv_geom g = {.rows = 1, .px = PX, .img_rows = 1, .px_step = K};
-    het_qv_run(&q, x, &g, y, NULL);
+    het_qv_run(&q, x, &g, y, NULL, NULL, 0);
     for (int p = 0; p < PX; p++)
       for (int c = 0; c < N; c++) {
         int got = y_signed ? (int8_t)y[p * N + c] : y[p * N + c];

@@ -42,6 +42,12 @@ typedef struct het_kernel_ctx {
    * none).  Kernels take from it through het_kernel_take. */
   void *scratch;
   size_t scratch_size, scratch_used;
+  /* Prepared weights the next node with weights in this subgraph will
+   * read cold (its kernel's state_prefetch): a kernel that streams
+   * through its own work may fetch them into cache meanwhile, as a hint
+   * (prefetch instructions only).  NULL / 0 when there are none. */
+  const void *prefetch;
+  size_t prefetch_bytes;
 } het_kernel_ctx;
 
 /* Convolution algorithm choice (provider option cpu.conv_algo). */
@@ -105,6 +111,11 @@ typedef struct het_kernel {
    * size) for each, layout being the library's descriptor of it. */
   void (*state_weights)(const void *state, het_kernel_weight_fn fn,
                         void *ctx);
+  /* Optional: the prepared weights a run of state reads from memory
+   * without fetching them ahead itself (a library's kernel), for the
+   * node before it to prefetch (ctx->prefetch): *data and their bytes, 0
+   * when none. */
+  size_t (*state_prefetch)(const void *state, const void **data);
 } het_kernel;
 
 /* Kernel groups: each src/providers/cpu/kernels/<group>.c defines one

@@ -283,7 +283,8 @@ static void qown_pad(const het_qown *o, const uint8_t *x, uint8_t *xs) {
 }
 
 void het_qown_run(const het_qown *o, const uint8_t *x, uint8_t *stage,
-                  void *y, const het_parallel *par) {
+                  void *y, const het_parallel *par, const void *ahead,
+                  size_t ahead_bytes) {
   if (o->kind == HET_QOWN_NARROW) {
     qown_pad(o, x, stage);
     x = stage;
@@ -294,5 +295,5 @@ void het_qown_run(const het_qown *o, const uint8_t *x, uint8_t *stage,
                           d->stride[0], flat ? 1 : d->stride[1], (size_t)d->c);
     x = stage;
   }
-  het_qv_run(&o->qv, x, &o->g, y, par);
+  het_qv_run(&o->qv, x, &o->g, y, par, ahead, ahead_bytes);
 }

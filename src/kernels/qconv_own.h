@@ -66,9 +66,11 @@ bool het_qown_init(het_qown *o, const het_qown_desc *d);
 void het_qown_free(het_qown *o);
 
 /* Y (channels-last) from X; stage: stage_bytes of 64-byte aligned
- * scratch (unused when 0). */
+ * scratch (unused when 0); ahead: bytes to prefetch meanwhile
+ * (het_qv_run). */
 void het_qown_run(const het_qown *o, const uint8_t *x, uint8_t *stage,
-                  void *y, const het_parallel *par);
+                  void *y, const het_parallel *par, const void *ahead,
+                  size_t ahead_bytes);
 
 /* o's weights for a plan (het_kernel.state_weights). */
 void het_qown_weights(const het_qown *o, het_kernel_weight_fn fn, void *ctx);

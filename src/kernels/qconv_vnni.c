@@ -161,7 +161,8 @@ QV_TARGET static inline void qv_store_row(const het_qv_conv *q, int64_t c0,
 
 /* Where tile pixel r's bytes of tap t start: x + r * ps + t * ts; pf,
  * when not NULL, the weight bytes to fetch into L2 meanwhile, a line
- * per step (a quarter of a panel over a one-run tile). */
+ * per step (a quarter of the next panel, or the next node's weights:
+ * qv_fetch, qv_ahead). */
 typedef struct qv_src {
   const uint8_t *x;
   int64_t ps, ts;
@@ -284,6 +285,8 @@ typedef struct qv_job {
   int64_t tiles;       /* of the whole run */
   bool panels_inner;   /* units are tiles (every panel each), else
                           (panel, tile) pairs, panel-major */
+  const char *ahead;   /* the bytes to prefetch for the next node */
+  int64_t ahead_lines; /* and their 64-byte lines */
 } qv_job;
 
 /* The bytes of the next panel (after c0) that tile t of a panel-major
@@ -293,14 +296,35 @@ typedef struct qv_job {
  * -0.6% (ten alternations, one thread).  NULL for the other tiles, the
  * last panel and the taps kernel. */
 static const int8_t *qv_fetch(const het_qv_conv *q, int64_t c0, int64_t t) {
-  if (t < 0 || t >= 4 || c0 + HET_QV_PANEL >= q->np || q->taps != 1)
+  if (t >= 4 || c0 + HET_QV_PANEL >= q->np || q->taps != 1)
     return NULL;
   return q->w + (c0 + HET_QV_PANEL) * q->k + t * (HET_QV_PANEL / 4) * q->k;
 }
 
+/* The next node's bytes that tile t of panel c0 fetches (a line per
+ * step, k / 4 lines) when qv_fetch gives it none: the free tiles, in
+ * sweep order, take the lines one tile's worth after another (the tiles
+ * of a row's last, partial pixels take theirs without fetching).  NULL
+ * past the end, or without ahead. */
+static const int8_t *qv_ahead(const qv_job *j, int64_t c0, int64_t t) {
+  const het_qv_conv *q = j->q;
+  if (!j->ahead || q->taps != 1)
+    return NULL;
+  int64_t panel = c0 / HET_QV_PANEL, panels = q->np / HET_QV_PANEL, unit;
+  if (j->panels_inner) {
+    unit = t * panels + panel;
+  } else { /* tiles 0-3 of every panel but the last fetch the next one */
+    int64_t own = j->tiles < 4 ? j->tiles : 4, free = j->tiles - own;
+    if (panel + 1 < panels && t < own)
+      return NULL;
+    unit = panel * free + (panel + 1 < panels ? t - own : t);
+  }
+  int64_t line = unit * (q->k / 4);
+  return line < j->ahead_lines ? (const int8_t *)(j->ahead + line * 64) : NULL;
+}
+
 /* Pixels [p0, p1) of the output row whose X bytes start at row and
- * whose Y pixels at y, panel c0; t0 is the tile at p0 in a panel-major
- * sweep (-1 when the panels go innermost). */
+ * whose Y pixels at y, panel c0; t0 is the tile at p0. */
 QV_TARGET static void qv_pixels(const qv_job *j, const uint8_t *row,
                                 uint8_t *y, int64_t p0, int64_t p1,
                                 int64_t c0, int64_t t0) {
@@ -309,8 +333,11 @@ QV_TARGET static void qv_pixels(const qv_job *j, const uint8_t *row,
   qv_src src = {.ps = g->px_step, .ts = g->tap_step};
   y += p0 * n + c0;
   for (; p + QV_ROWS <= p1; p += QV_ROWS, y += QV_ROWS * n) {
+    int64_t t = t0 + (p - p0) / QV_ROWS;
     src.x = row + p * g->px_step;
-    src.pf = t0 < 0 ? NULL : qv_fetch(j->q, c0, t0 + (p - p0) / QV_ROWS);
+    src.pf = j->panels_inner ? NULL : qv_fetch(j->q, c0, t);
+    if (!src.pf)
+      src.pf = qv_ahead(j, c0, t);
     if (j->q->taps > 1)
       qv_tile6_taps(j->q, src, c0, y);
     else if (src.pf)
@@ -356,11 +383,12 @@ static void qv_range(void *arg, int64_t u0, int64_t u1) {
   int64_t np = j->q->np;
   if (j->panels_inner) {
     for (int64_t u = u0; u < u1;) {
+      int64_t t = u;
       qv_span s = qv_next(j, &u, u1);
-      for (int64_t p = s.p0; p < s.p1; p += QV_ROWS)
+      for (int64_t p = s.p0; p < s.p1; p += QV_ROWS, t++)
         for (int64_t c0 = 0; c0 < np; c0 += HET_QV_PANEL)
           qv_pixels(j, s.x, s.y, p, p + QV_ROWS < s.p1 ? p + QV_ROWS : s.p1,
-                    c0, -1);
+                    c0, t);
     }
     return;
   }
@@ -378,7 +406,8 @@ static void qv_range(void *arg, int64_t u0, int64_t u1) {
 #endif
 
 void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
-                void *y, const het_parallel *par) {
+                void *y, const het_parallel *par, const void *ahead,
+                size_t ahead_bytes) {
 #ifdef QV_X86
   int64_t tpr = (g->px + QV_ROWS - 1) / QV_ROWS;
   /* One thread: tile by tile while the weights stay in L2.  More: the
@@ -392,13 +421,15 @@ void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
   bool inner = het_parallel_threads(par) == 1 ? wbytes <= QV_W_L2_BYTES
                                               : wbytes <= xbytes;
   qv_job j = {.q = q, .x = x, .g = g, .y = y, .tiles_per_row = tpr,
-              .tiles = g->rows * tpr, .panels_inner = inner};
+              .tiles = g->rows * tpr, .panels_inner = inner,
+              .ahead = ahead,
+              .ahead_lines = ahead ? (int64_t)(ahead_bytes + 63) / 64 : 0};
   /* 2M or more multiply-adds per share of the loop */
   int64_t per_unit = q->k * QV_ROWS * (inner ? q->np : HET_QV_PANEL);
   int64_t grain = per_unit >= (1 << 21) ? 1 : (1 << 21) / per_unit;
   het_parallel_for(par, j.tiles * (inner ? 1 : q->np / HET_QV_PANEL), grain,
                    qv_range, &j);
 #else
-  (void)q, (void)x, (void)g, (void)y, (void)par;
+  (void)q, (void)x, (void)g, (void)y, (void)par, (void)ahead, (void)ahead_bytes;
 #endif
 }

@@ -10,6 +10,7 @@
 #define HET_KERNELS_QCONV_VNNI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernels/parallel.h"
@@ -76,8 +77,11 @@ void het_qv_free(het_qv_conv *q);
 /* Y from X over geometry g, the tiles split over par.  Each run reads its
  * kt bytes (a caller whose window rows are narrower rounds kt up to a
  * multiple of 4, gives the extra bytes zero weights and keeps them
- * readable). */
+ * readable).  ahead: ahead_bytes (the next node's weights) that the 1x1
+ * tiles prefetch into L2 as they go, a line per step in the tiles not
+ * fetching this kernel's own next panel; NULL for none. */
 void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
-                void *y, const het_parallel *par);
+                void *y, const het_parallel *par, const void *ahead,
+                size_t ahead_bytes);
 
 #endif

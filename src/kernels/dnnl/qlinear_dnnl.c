@@ -561,6 +561,22 @@ het_status het_dnnl_qconv_prepare_with(const het_graph *graph,
   return HET_OK;
 }
 
+size_t het_dnnl_qconv_state_prefetch(const void *state, const void **data) {
+  qconv_state *s = (qconv_state *)state;
+  size_t bytes = 0;
+  *data = NULL;
+  if (!s)
+    return 0;
+  pthread_mutex_lock(&s->mu);
+  const qconv_entry *e = s->n > 0 ? &s->entries[0] : NULL;
+  if (e && e->ok && !e->own && e->p.w) {
+    *data = e->p.w;
+    bytes = dnnl_memory_desc_get_size(&e->p.w_md);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return bytes;
+}
+
 void het_dnnl_qconv_state_weights(const void *state, het_kernel_weight_fn fn,
                                   void *ctx) {
   qconv_state *s = (qconv_state *)state;
@@ -796,7 +812,8 @@ static het_status entry_run(het_kernel_ctx *ctx, const qconv_state *s,
     if (e->qown.stage_bytes && !stage)
       return het_lk_fail(ctx, HET_ERR_OUT_OF_MEMORY,
                          "cannot allocate the staging of X");
-    het_qown_run(&e->qown, x->data, stage, y->data, ctx->par);
+    het_qown_run(&e->qown, x->data, stage, y->data, ctx->par, ctx->prefetch,
+                 ctx->prefetch_bytes);
     return HET_OK;
   }
   uint8_t *xs =

@@ -36,6 +36,10 @@ void het_dnnl_qconv_destroy(void *state);
  * state_weights); a prepare under presets.h takes them in place. */
 void het_dnnl_qconv_state_weights(const void *state, het_kernel_weight_fn fn,
                                   void *ctx);
+/* The oneDNN weights of the entry for the declared shape (kernel.h
+ * state_prefetch), 0 when it runs on hetrt's own kernel, which fetches
+ * its panels ahead itself. */
+size_t het_dnnl_qconv_state_prefetch(const void *state, const void **data);
 /* Runs the node on oneDNN; *done = false (and HET_OK) when these inputs
  * are not handled and the caller must run the reference.  Thread safe:
  * several threads may run one state at once. */
@@ -71,6 +75,7 @@ het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done);
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY het_dnnl_qmatmul_destroy
 #define HET_QLINEAR_DNNL_MMINT_PREPARE het_dnnl_mmint_prepare
 #define HET_QLINEAR_DNNL_CONV_WEIGHTS het_dnnl_qconv_state_weights
+#define HET_QLINEAR_DNNL_CONV_PREFETCH het_dnnl_qconv_state_prefetch
 #define HET_QLINEAR_DNNL_MATMUL_WEIGHTS het_dnnl_qmatmul_state_weights
 #else
 #define HET_QLINEAR_DNNL_CONV_PREPARE NULL
@@ -81,6 +86,7 @@ het_status het_dnnl_mmint_run(het_kernel_ctx *ctx, bool *done);
 #define HET_QLINEAR_DNNL_MATMUL_DESTROY NULL
 #define HET_QLINEAR_DNNL_MMINT_PREPARE NULL
 #define HET_QLINEAR_DNNL_CONV_WEIGHTS NULL
+#define HET_QLINEAR_DNNL_CONV_PREFETCH NULL
 #define HET_QLINEAR_DNNL_MATMUL_WEIGHTS NULL
 #endif
 
