@@ -704,6 +704,11 @@ static const own_case own_cases[] = {
     {{"own_m1000_panel_major", 4, 1, 288, 3, 5, 1000, 1, 1, 1, 1, 1, 1, 1,
       {0}, NULL, U8, U8, 7, 9, false, true, true},
      V1X1, 1, false},
+    /* two threads split the panels (weights outweigh X), one of them
+     * ending on the partial panel */
+    {{"own_m1000_panels_threads", 4, 1, 288, 3, 5, 1000, 1, 1, 1, 1, 1, 1,
+      1, {0}, NULL, U8, S8, 7, -9, true, true, false},
+     V1X1, 2, false},
     {{"own_conv1d", 3, 1, 32, 37, 0, 64, 1, 0, 1, 1, 0, 1, 0, {0}, NULL, U8,
       U8, 5, 250, true, true, false},
      V1X1, 1, false},
