@@ -684,9 +684,10 @@ START_TEST(test_quant_vec) {
           int32_t da = q_get(a, sgn, i) - zp, db = q_get(b, sgn, i) - zp / 2;
           int32_t want = q_ref(fmaf((float)db, ob, (float)da * oa), 1.0f, zp,
                                sgn);
-          EXPECT(q_get(c, sgn, i) == want, "add %d + %d, scales %g %g %g: %d, want %d",
-                 q_get(a, sgn, i), q_get(b, sgn, i), odd[o][0], odd[o][1],
-                 odd[o][2], q_get(c, sgn, i), want);
+          EXPECT(q_get(c, sgn, i) == want,
+                 "add %d + %d, scales %g %g %g: %d, want %d", q_get(a, sgn, i),
+                 q_get(b, sgn, i), odd[o][0], odd[o][1], odd[o][2],
+                 q_get(c, sgn, i), want);
         }
       }
     }

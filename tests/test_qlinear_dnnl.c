@@ -903,9 +903,22 @@ static const char *const model_cases[] = {
     "qlinearconv_u8_3x3_pads_bias",
     "qlinearconv_s8_dw_s2_per_channel",
     "qlinearconv_u8_1x1_group2_no_bias",
+    "qlinearconv_u8_chain_1x1_ahead",
 };
 
 START_TEST(test_qconv_model) { case_assert_pass(QLINEAR_DIR, model_cases[_i]); }
+END_TEST
+
+/* 3x3 -> 1x1 -> 3x3: the CPU provider hands the 1x1 (hetrt's VNNI kernel,
+ * channels-last between the Convs) the second 3x3's oneDNN weights to
+ * prefetch, once per run, and the bytes stay the reference's. */
+START_TEST(test_qconv_ahead) {
+  if (!dnnl_expected() || !het_qv_usable())
+    return;
+  long before = het_qv_ahead_runs();
+  case_assert_pass(QLINEAR_DIR, "qlinearconv_u8_chain_1x1_ahead");
+  ck_assert_int_ge(het_qv_ahead_runs() - before, 1);
+}
 END_TEST
 
 static Suite *qlinear_suite(void) {
@@ -913,6 +926,7 @@ static Suite *qlinear_suite(void) {
   TCase *tc = case_tcase("core");
   tcase_add_loop_test(tc, test_qconv_case, 0, CASE_COUNT(cases));
   tcase_add_loop_test(tc, test_qconv_model, 0, CASE_COUNT(model_cases));
+  tcase_add_test(tc, test_qconv_ahead);
   suite_add_tcase(s, tc);
   TCase *lim = case_tcase("limits");
   tcase_add_loop_test(lim, test_qconv_declines, 0, 4);

@@ -405,9 +405,17 @@ static void qv_range(void *arg, int64_t u0, int64_t u1) {
 }
 #endif
 
+static long qv_ahead_runs;
+
+long het_qv_ahead_runs(void) {
+  return __atomic_load_n(&qv_ahead_runs, __ATOMIC_RELAXED);
+}
+
 void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
                 void *y, const het_parallel *par, const void *ahead,
                 size_t ahead_bytes) {
+  if (ahead && ahead_bytes)
+    __atomic_fetch_add(&qv_ahead_runs, 1, __ATOMIC_RELAXED);
 #ifdef QV_X86
   int64_t tpr = (g->px + QV_ROWS - 1) / QV_ROWS;
   /* One thread: tile by tile while the weights stay in L2.  More: the

@@ -84,4 +84,7 @@ void het_qv_run(const het_qv_conv *q, const uint8_t *x, const het_qv_geom *g,
                 void *y, const het_parallel *par, const void *ahead,
                 size_t ahead_bytes);
 
+/* Runs of this process given bytes to fetch ahead (tests read it). */
+long het_qv_ahead_runs(void);
+
 #endif

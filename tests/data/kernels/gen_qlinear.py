@@ -96,6 +96,56 @@ def qconv_case(name, x, xzp, w, ws, b, ys, yzp, ydt, stride, pads, group):
     assert clipped < 0.5 and len(np.unique(y)) > 30, (name, clipped)
 
 
+def qconv_chain_case(name, x, xzp, layers):
+    """QLinearConvs one after another, each layer (w, per-channel ws, bias,
+    yzp, pad) reading the previous one's uint8 Y; y_scale picked from the
+    accumulators' spread so that Y covers its range.  A 3x3 -> 1x1 -> 3x3
+    chain puts a 1x1 (hetrt's VNNI kernel once channels-last) before a 3x3
+    on oneDNN, whose weights it prefetches (het_kernel.state_prefetch)."""
+    nodes, inits = [], []
+    xs, src, cur = np.float32(0.02), "x", x
+    inits += [numpy_helper.from_array(np.array(xs), "x_scale"),
+              numpy_helper.from_array(np.array(xzp, dtype=x.dtype),
+                                      "x_zero_point")]
+    sname, zname, czp = "x_scale", "x_zero_point", xzp
+    for i, (w, ws, b, yzp, pad) in enumerate(layers):
+        ws = np.asarray(ws, dtype=np.float32)
+        xi = torch.from_numpy(cur.astype(np.float64) - float(czp))
+        acc = F.conv2d(F.pad(xi, [pad] * 4),
+                       torch.from_numpy(w.astype(np.float64))).numpy()
+        acc = acc + b.astype(np.float64)[None, :, None, None]
+        assert np.abs(acc).max() < 2 ** 24
+        ys = np.float32(xs * float(ws.mean()) * acc.std() / 40.0)
+        mult = (xs * ws / ys).astype(np.float32)[None, :, None, None]
+        cur = requant(acc.astype(np.int64), mult, yzp, np.uint8)
+        t = "l%d_" % i
+        inits += [numpy_helper.from_array(w, t + "w"),
+                  numpy_helper.from_array(ws, t + "w_scale"),
+                  numpy_helper.from_array(np.zeros(ws.shape, np.int8),
+                                          t + "w_zero_point"),
+                  numpy_helper.from_array(np.array(ys), t + "y_scale"),
+                  numpy_helper.from_array(np.array(yzp, dtype=np.uint8),
+                                          t + "y_zero_point"),
+                  numpy_helper.from_array(b, t + "B")]
+        out = "y" if i == len(layers) - 1 else t + "y"
+        nodes.append(helper.make_node(
+            "QLinearConv", [src, sname, zname, t + "w", t + "w_scale",
+                            t + "w_zero_point", t + "y_scale",
+                            t + "y_zero_point", t + "B"], [out],
+            name=name + "_" + t + "node", pads=[pad] * 4,
+            kernel_shape=list(w.shape[2:])))
+        src, sname, zname, xs, czp = out, t + "y_scale", t + "y_zero_point", ys, yzp
+        clipped = np.mean((cur == 0) | (cur == 255))
+        assert clipped < 0.5 and len(np.unique(cur)) > 30, (name, i, clipped)
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8,
+                                       list(cur.shape))],
+        initializer=inits)
+    save_case(name, graph, [("x", x)], cur)
+
+
 def mmint_case(name, a, azp, azp_input, b, bzp):
     """azp: None, a scalar or one per row (a numpy array of a's type);
     azp_input: feed it as a graph input; bzp: None or zeros."""
@@ -159,6 +209,14 @@ def main():
                q8(np.int8, (24, 9)), None)
     mmint_case("matmulinteger_u8_row_zp", q8(np.uint8, (4, 32)),
                q8(np.uint8, (4,)), False, q8(np.int8, (32, 8)), None)
+    chain = []
+    for c_in, k, yzp in ((16, 3, 110), (64, 1, 90), (64, 3, 128)):
+        chain.append((q8(np.int8, (64, c_in, k, k)),
+                      0.003 + 0.001 * (np.arange(64) % 4),
+                      RNG.integers(-5000, 5000, 64).astype(np.int32), yzp,
+                      k // 2))
+    qconv_chain_case("qlinearconv_u8_chain_1x1_ahead",
+                     q8(np.uint8, (1, 16, 9, 11)), 120, chain)
 
 
 if __name__ == "__main__":
