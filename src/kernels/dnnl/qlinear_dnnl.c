@@ -310,25 +310,35 @@ static bool qconv_dims_init(const qconv_state *s, const het_node *node,
  * 4-14 us less at 14x14 (590 KiB) and 43-48 us less at 7x7 (2.3 MiB). */
 #define QCONV_JIT_W_BYTES (256 * 1024)
 
-/* oneDNN's direct int8 kernel for cd where it has one, else NULL. */
-static dnnl_primitive_desc_t qconv_jit_pd(const dnnl_convolution_desc_t *cd,
-                                          const_dnnl_primitive_attr_t attr) {
+/* oneDNN's implementation for cd: its first choice (what
+ * dnnl_primitive_desc_create gives), or with jit its direct int8 kernel
+ * where it has one; NULL when it has none. */
+static dnnl_primitive_desc_t qconv_pick_pd(const dnnl_convolution_desc_t *cd,
+                                           const_dnnl_primitive_attr_t attr,
+                                           bool jit) {
   dnnl_primitive_desc_iterator_t it;
-  dnnl_primitive_desc_t found = NULL;
+  dnnl_primitive_desc_t chosen = NULL;
   if (dnnl_primitive_desc_iterator_create(&it, cd, attr, het_dnnl_engine(),
                                           NULL) != dnnl_success)
     return NULL;
   do {
     dnnl_primitive_desc_t pd = dnnl_primitive_desc_iterator_fetch(it);
+    if (!pd)
+      break;
     const char *impl = het_dnnl_q8_impl(pd);
-    if (impl && strncmp(impl, "jit_int8", 8) == 0) {
-      found = pd;
+    if (jit && impl && strncmp(impl, "jit_int8", 8) == 0) {
+      if (chosen)
+        dnnl_primitive_desc_destroy(chosen);
+      chosen = pd;
       break;
     }
-    dnnl_primitive_desc_destroy(pd);
-  } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    if (!chosen)
+      chosen = pd;
+    else
+      dnnl_primitive_desc_destroy(pd);
+  } while (jit && dnnl_primitive_desc_iterator_next(it) == dnnl_success);
   dnnl_primitive_desc_iterator_destroy(it);
-  return found;
+  return chosen;
 }
 
 static int64_t qconv_w_bytes(const qconv_dims *c) {
@@ -358,16 +368,9 @@ static dnnl_primitive_desc_t qconv_pd(const qconv_state *s, const qconv_dims *c,
       dnnl_dilated_convolution_forward_desc_init(
           &cd, dnnl_forward_inference, dnnl_convolution_direct, &src, &w,
           s->bias ? &b : NULL, &dst, c->st, c->dil, c->pl,
-          c->pr) == dnnl_success &&
-      dnnl_primitive_desc_create(&pd, &cd, attr, het_dnnl_engine(), NULL) !=
-          dnnl_success)
-    pd = NULL;
-  dnnl_primitive_desc_t jit;
-  if (pd && c->wr == xr && qconv_w_bytes(c) <= QCONV_JIT_W_BYTES &&
-      (jit = qconv_jit_pd(&cd, attr))) {
-    dnnl_primitive_desc_destroy(pd);
-    pd = jit;
-  }
+          c->pr) == dnnl_success)
+    pd = qconv_pick_pd(&cd, attr,
+                       c->wr == xr && qconv_w_bytes(c) <= QCONV_JIT_W_BYTES);
   dnnl_primitive_attr_destroy(attr);
   if (pd && !het_dnnl_q8_impl(pd)) {
     dnnl_primitive_desc_destroy(pd);
