@@ -289,6 +289,10 @@ typedef struct qv_job {
   int64_t ahead_lines; /* and their 64-byte lines */
 } qv_job;
 
+/* The tiles at the start of each panel's sweep that fetch the next panel
+ * (qv_fetch), a share each. */
+#define QV_FETCH_TILES 4
+
 /* The bytes of the next panel (after c0) that tile t of a panel-major
  * sweep fetches: tiles 0-3 a quarter each, so that the panel is in L2
  * when the sweep reaches it.  ResNet-50's 7x7 1x1s read 1-2 MiB of
@@ -296,9 +300,10 @@ typedef struct qv_job {
  * -0.6% (ten alternations, one thread).  NULL for the other tiles, the
  * last panel and the taps kernel. */
 static const int8_t *qv_fetch(const het_qv_conv *q, int64_t c0, int64_t t) {
-  if (t >= 4 || c0 + HET_QV_PANEL >= q->np || q->taps != 1)
+  if (t >= QV_FETCH_TILES || c0 + HET_QV_PANEL >= q->np || q->taps != 1)
     return NULL;
-  return q->w + (c0 + HET_QV_PANEL) * q->k + t * (HET_QV_PANEL / 4) * q->k;
+  return q->w + (c0 + HET_QV_PANEL) * q->k +
+         t * (HET_QV_PANEL / QV_FETCH_TILES) * q->k;
 }
 
 /* The next node's bytes that tile t of panel c0 fetches (a line per
@@ -313,8 +318,9 @@ static const int8_t *qv_ahead(const qv_job *j, int64_t c0, int64_t t) {
   int64_t panel = c0 / HET_QV_PANEL, panels = q->np / HET_QV_PANEL, unit;
   if (j->panels_inner) {
     unit = t * panels + panel;
-  } else { /* tiles 0-3 of every panel but the last fetch the next one */
-    int64_t own = j->tiles < 4 ? j->tiles : 4, free = j->tiles - own;
+  } else { /* qv_fetch's tiles of every panel but the last are taken */
+    int64_t own = j->tiles < QV_FETCH_TILES ? j->tiles : QV_FETCH_TILES;
+    int64_t free = j->tiles - own;
     if (panel + 1 < panels && t < own)
       return NULL;
     unit = panel * free + (panel + 1 < panels ? t - own : t);
