@@ -65,6 +65,10 @@ static const hostile_case k_cases[] = {
      .words = {"node 'Loop_0' (Loop): its scan outputs reach",
                "max_memory of 67108864"},
      .option = "max_memory=64M"},
+    /* a required input omitted where shape inference cannot run (an
+     * input of unknown shape): refused before the optimizer reads it */
+    CASE("dequantize_omitted_x", HET_ERR_INVALID_MODEL, "node 'dq'", "required input 0 is omitted"),
+    CASE("attention_omitted_q", HET_ERR_INVALID_MODEL, "node 'attn'", "required input 0 is omitted"),
     CASE("external_outside", HET_ERR_INVALID_MODEL, "tensor 'w'", "leaves the model folder"),
     CASE("external_absolute", HET_ERR_INVALID_MODEL, "'/etc/passwd'", "absolute"),
     CASE("external_past_end", HET_ERR_INVALID_MODEL, "tensor 'w'", "beyond the end"),

@@ -252,6 +252,11 @@ static void het_value_info_from_value(het_value_info *info,
 /* Infers one node at load time; returns HET_OK when outputs stay unknown. */
 static het_status het_infer_graph_node(het_graph *g, const het_node *node) {
   het_value_info in[64], out[64];
+  /* counts and required inputs even where shapes are unknown: the
+   * optimizer's rewrites read a known op's required inputs unchecked */
+  const het_op_def *def = het_op_find(node->domain, node->op_type);
+  if (def)
+    HET_TRY(het_infer_check_counts(node, def));
   if (node->n_inputs > 64 || node->n_outputs > 64)
     return HET_OK; /* left unknown; resolved at run time */
   bool known = true;

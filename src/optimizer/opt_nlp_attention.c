@@ -184,7 +184,7 @@ static het_status nlp_absorb_transposes(het_opt *o, int n) {
   het_graph *g = o->g;
   const het_node *a = &g->nodes[n];
   if (het_node_find_attr(a, "layout") || a->n_inputs < 3 ||
-      g->values[a->inputs[0]].shape.rank != 3)
+      a->inputs[0] < 0 || g->values[a->inputs[0]].shape.rank != 3)
     return HET_OK;
   int q = nlp_transposed(o, a->inputs[0], 1, 0, 2);
   int k = nlp_transposed(o, a->inputs[1], 1, 2, 0);
@@ -240,6 +240,8 @@ static int nlp_packed(const het_opt *o, int x, int64_t *off, int64_t *L) {
     return -1;
   const het_node *n = &g->nodes[sl];
   int p = het_node_input(n, 0);
+  if (p < 0)
+    return -1;
   const het_shape *ps = &g->values[p].shape, *xs = &g->values[x].shape;
   int64_t a, e, ax, st;
   if (!het_shape_is_concrete(ps) || !het_shape_is_concrete(xs) ||

@@ -592,7 +592,8 @@ static bool qdq_movable(const het_opt *o, int n, bool all) {
   if (n < 0 || o->dead[n])
     return false;
   const het_node *node = &o->g->nodes[n];
-  if (node->domain[0] || node->n_outputs != 1 || node->n_inputs < 1)
+  if (node->domain[0] || node->n_outputs != 1 || node->n_inputs < 1 ||
+      node->inputs[0] < 0)
     return false;
   for (const char *const *p = keep; *p; p++)
     if (strcmp(node->op_type, *p) == 0)
@@ -671,8 +672,8 @@ het_status het_opt_move_qdq(het_opt *o, bool *moved) {
     int n = g->order[k];
     const het_node *node = &g->nodes[n];
     if (o->dead[n] || node->domain[0] || node->n_inputs < 1 ||
-        node->n_outputs != 1)
-      continue;
+        node->n_outputs != 1 || node->inputs[0] < 0 || node->outputs[0] < 0)
+      continue; /* an omitted X or Y: the node's checks report it */
     if (strcmp(node->op_type, "DequantizeLinear") == 0) {
       int r;
       while (qdq_per_tensor(g, node, g->values[node->inputs[0]].dtype) &&
