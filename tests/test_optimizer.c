@@ -147,6 +147,10 @@ static const opt_case k_cases[] = {
       {"DequantizeLinear", 1}}},
     {"qdq_conv", HET_OPT_BASIC, 6, /* weight and bias DQs folded */
      {{"QLinearConv", 0}, {"DequantizeLinear", 2}}},
+    /* the same with weight and bias in Constant nodes (as tf2onnx) */
+    {"qdq_conv_const", HET_OPT_EXTENDED, 3,
+     {{"QLinearConv", 1}, {"Conv", 0}, {"Constant", 0},
+      {"DequantizeLinear", 1}}},
     {"qdq_matmul", HET_OPT_EXTENDED, 3,
      {{"QLinearMatMul", 1}, {"MatMul", 0}, {"QuantizeLinear", 1}}},
     /* Gemm islands (transB 1 and 0, int32 and float bias): Reshape ->
@@ -192,8 +196,8 @@ static void check_numerics(const char *name, het_graph *g0, het_graph *g1) {
 /* The cases whose counts assume Conv/MatMul/Gemm islands fused, which
  * the optimizer does only where het_kernels_int8_fast(). */
 static bool fuses_int8(const opt_case *c) {
-  static const char *const dirs[] = {"qdq_conv", "qdq_matmul", "qdq_gemm",
-                                     "qdq_moves"};
+  static const char *const dirs[] = {"qdq_conv", "qdq_conv_const",
+                                     "qdq_matmul", "qdq_gemm", "qdq_moves"};
   for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
     if (strcmp(c->dir, dirs[i]) == 0 && c->level >= HET_OPT_EXTENDED)
       return true;

@@ -51,7 +51,8 @@ static het_status fuse(het_opt *o, int c, int n, int z) {
   conv->op_type = "FusedConv";
   conv->domain = "hetrt";
   conv->opset = 1;
-  o->uses[z]++;
+  if (z >= 0 && z < o->n_values)
+    o->uses[z]++;
   return HET_OK;
 }
 

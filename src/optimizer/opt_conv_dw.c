@@ -80,8 +80,11 @@ static het_status fuse(het_opt *o, int p, int d) {
   pn->op_type = "FusedConvDw";
   pn->domain = "hetrt";
   pn->opset = 1;
-  o->uses[wd]++;
-  if (bd >= 0)
+  /* Wd, Bd: new values when a BatchNormalization was folded into them
+   * this round, beyond the counts (which the next round recounts) */
+  if (wd < o->n_values)
+    o->uses[wd]++;
+  if (bd >= 0 && bd < o->n_values)
     o->uses[bd]++;
   return HET_OK;
 }

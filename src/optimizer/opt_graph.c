@@ -96,7 +96,8 @@ void het_opt_replace_uses(het_opt *o, int from, int to) {
     for (int i = 0; i < node->n_inputs; i++)
       if (node->inputs[i] == from) {
         node->inputs[i] = to;
-        o->uses[from]--;
+        if (from < o->n_values)
+          o->uses[from]--;
         if (to < o->n_values)
           o->uses[to]++;
       }

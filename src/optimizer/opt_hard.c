@@ -32,7 +32,7 @@ static int hard_producer(const het_opt *o, int v, const char *op) {
 /* Constant k (one element) broadcast against x leaves x's shape: its
  * rank is x's or less. */
 static bool hard_keeps_shape(const het_graph *g, int k, int x) {
-  return g->values[x].shape.rank >= 0 &&
+  return x >= 0 && g->values[x].shape.rank >= 0 &&
          g->values[k].initializer->rank <= g->values[x].shape.rank;
 }
 

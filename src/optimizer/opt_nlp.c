@@ -119,7 +119,8 @@ bool het_opt_const_operand(const het_graph *g, const het_node *n, float c,
                            float tol, int *x) {
   float f;
   for (int i = 0; i < 2 && n->n_inputs == 2; i++)
-    if (het_opt_nlp_scalar(g, n->inputs[i], &f) && fabsf(f - c) <= tol) {
+    if (het_opt_nlp_scalar(g, n->inputs[i], &f) && fabsf(f - c) <= tol &&
+        n->inputs[1 - i] >= 0) {
       *x = n->inputs[1 - i];
       return true;
     }

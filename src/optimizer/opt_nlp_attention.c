@@ -89,9 +89,10 @@ static bool nlp_attn_operands(const het_graph *g, const int *in) {
 
 /* mask m (float32) broadcasts into the known scores shape s unchanged. */
 static bool nlp_mask_fits(const het_graph *g, int m, const het_shape *s) {
+  if (!het_opt_nlp_f32(g, m) || !het_shape_is_concrete(s))
+    return false;
   const het_shape *ms = &g->values[m].shape;
-  if (!het_opt_nlp_f32(g, m) || !het_shape_is_concrete(s) || ms->rank < 0 ||
-      ms->rank > s->rank)
+  if (ms->rank < 0 || ms->rank > s->rank)
     return false;
   for (int d = 0; d < ms->rank; d++) {
     int64_t n = ms->dims[d].value, want = s->dims[d + s->rank - ms->rank].value;
@@ -184,7 +185,8 @@ static het_status nlp_absorb_transposes(het_opt *o, int n) {
   het_graph *g = o->g;
   const het_node *a = &g->nodes[n];
   if (het_node_find_attr(a, "layout") || a->n_inputs < 3 ||
-      a->inputs[0] < 0 || g->values[a->inputs[0]].shape.rank != 3)
+      a->n_outputs < 1 || a->inputs[0] < 0 ||
+      g->values[a->inputs[0]].shape.rank != 3)
     return HET_OK;
   int q = nlp_transposed(o, a->inputs[0], 1, 0, 2);
   int k = nlp_transposed(o, a->inputs[1], 1, 2, 0);
@@ -264,7 +266,8 @@ static int nlp_packed(const het_opt *o, int x, int64_t *off, int64_t *L) {
 static het_status nlp_absorb_packed(het_opt *o, int n) {
   het_graph *g = o->g;
   const het_node *a = &g->nodes[n];
-  if (het_node_attr_int(a, "layout", 0) != 1 || het_node_find_attr(a, "qkv"))
+  if (het_node_attr_int(a, "layout", 0) != 1 || het_node_find_attr(a, "qkv") ||
+      a->n_inputs < 3)
     return HET_OK;
   int64_t qkv[7], L[3];
   int p[3];

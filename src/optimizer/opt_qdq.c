@@ -46,7 +46,8 @@ static int qdq_dq(const het_opt *o, int v) {
     return -1;
   const het_node *n = &o->g->nodes[d];
   int zp = het_node_input(n, 2);
-  if (!het_opt_const_tensor(o->g, het_node_input(n, 1)) ||
+  if (het_node_input(n, 0) < 0 ||
+      !het_opt_const_tensor(o->g, het_node_input(n, 1)) ||
       (zp >= 0 && !het_opt_const_tensor(o->g, zp)))
     return -1;
   return d;
@@ -406,7 +407,7 @@ static het_status qdq_gemm(het_opt *o, int qn, int c, int act, int *in,
   if (het_node_attr_float(op, "alpha", 1.0f) != 1.0f ||
       (bv >= 0 && het_node_attr_float(op, "beta", 1.0f) != 1.0f) ||
       het_node_attr_int(op, "transA", 0) != 0 ||
-      g->values[het_node_input(op, 0)].shape.rank != 2 ||
+      g->values[het_node_input(op, 0)].shape.rank != 2 || wv < 0 ||
       g->values[wv].shape.rank != 2 ||
       !qdq_weight(o, wv, trans_b ? 0 : 1, in, &ws) ||
       !qdq_fast_weight(g, in))
@@ -467,7 +468,8 @@ static het_status qdq_try(het_opt *o, int qn) {
   int y = het_node_input(q, 0);
   int yzv = het_node_input(q, 2);
   const het_tensor *yz = het_opt_const_tensor(g, yzv);
-  if (!yz || !qdq_is_int8(yz->dtype) || g->values[y].dtype != HET_DTYPE_FLOAT32)
+  if (!yz || !qdq_is_int8(yz->dtype) || y < 0 ||
+      g->values[y].dtype != HET_DTYPE_FLOAT32)
     return HET_OK;
   float ys;
   int32_t yzp;
@@ -512,9 +514,10 @@ static het_status qdq_try(het_opt *o, int qn) {
     return qdq_gemm(o, qn, c, act, in, xs);
   const het_tensor *ws = NULL;
   /* 1-D and 2-D Convs, 2-D MatMul weights: what the fast kernels take */
-  int w_rank = g->values[het_node_input(op, 1)].shape.rank;
+  int wv = het_node_input(op, 1);
+  int w_rank = wv >= 0 ? g->values[wv].shape.rank : -1;
   if ((conv ? w_rank < 3 || w_rank > 4 : w_rank != 2) ||
-      !qdq_weight(o, het_node_input(op, 1), conv ? 0 : w_rank - 1, in, &ws) ||
+      !qdq_weight(o, wv, conv ? 0 : w_rank - 1, in, &ws) ||
       !qdq_fast_weight(g, in))
     return HET_OK;
   in[6] = het_node_input(q, 1);
@@ -522,7 +525,8 @@ static het_status qdq_try(het_opt *o, int qn) {
   int b = conv ? het_node_input(op, 2) : -1, n_in = b >= 0 ? 9 : 8;
   const het_tensor *bf = NULL;
   if (b >= 0) {
-    int64_t channels = g->values[in[3]].initializer->dims[0];
+    /* the weight may be a Constant node's, not an initializer */
+    int64_t channels = het_opt_const_tensor(g, in[3])->dims[0];
     if ((in[8] = qdq_bias(o, b, xs, ws, channels)) < 0) {
       bf = het_opt_const_tensor(g, b);
       if (!bf || bf->dtype != HET_DTYPE_FLOAT32 ||
@@ -593,7 +597,7 @@ static bool qdq_movable(const het_opt *o, int n, bool all) {
     return false;
   const het_node *node = &o->g->nodes[n];
   if (node->domain[0] || node->n_outputs != 1 || node->n_inputs < 1 ||
-      node->inputs[0] < 0)
+      node->inputs[0] < 0 || node->outputs[0] < 0)
     return false;
   for (const char *const *p = keep; *p; p++)
     if (strcmp(node->op_type, *p) == 0)

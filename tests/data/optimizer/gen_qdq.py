@@ -5,6 +5,7 @@ drawn until no output lies within 1e-3 of a rounding tie, so the float QDQ
 graph and the fused one must agree exactly.
 qdq_conv: Q -> DQ -> Conv(DQ int8 per-channel weight, DQ int32 bias) ->
   Relu -> Q (zero point 0) -> DQ: becomes one QLinearConv.
+qdq_conv_const: qdq_conv with its weight and bias in Constant nodes.
 qdq_matmul: Q -> DQ -> MatMul(DQ int8 weight, one scale per column) -> Q
   -> DQ: becomes one QLinearMatMul.
 qdq_gemm: two Gemm islands, transB=1 with per-row int8 weights and an int32
@@ -115,6 +116,17 @@ def save(name, nodes, inits, xshape, outputs, refs, seed):
 
 nodes, inits, ref = conv_island("", "x", "y", 0.08, 0, True, True, 1)
 save("qdq_conv", nodes, inits, [1, 3, 6, 6], [("y", [1, 4, 6, 6], 0, 1)], [ref], 2)
+
+# qdq_conv_const: the same island with its int8 weight and int32 bias in
+# Constant nodes, as tf2onnx writes them, not initializers (the fusion
+# read the bias's channel count from the weight's initializer: a NULL
+# dereference).
+nodes, inits, ref = conv_island("", "x", "y", 0.08, 0, True, True, 1)
+consts = [helper.make_node("Constant", [], [i.name], value=i) for i in inits
+          if i.name in ("wq", "bq")]
+inits = [i for i in inits if i.name not in ("wq", "bq")]
+save("qdq_conv_const", consts + nodes, inits, [1, 3, 6, 6], [("y", [1, 4, 6, 6], 0, 1)],
+     [ref], 2)
 
 # MatMul: x [4, 16] @ W [16, 8], per-column scales
 rng = np.random.default_rng(3)
