@@ -387,6 +387,41 @@ START_TEST(test_relu_chain_replans_per_batch) {
 }
 END_TEST
 
+/* expand_relu: the values Expand and Relu make are shaped by the data of
+ * the input 'shape', so one plan (one signature) runs them at sizes that
+ * grow and shrink; their storage is kept from run to run and replaced
+ * when too small.  Every run's y = 2 relu(x) broadcast, and (under the
+ * sanitizers) nothing is read or written outside what was allocated. */
+START_TEST(test_dynamic_storage_grows_and_shrinks) {
+  het_session *s = open_session(DATA "expand_relu.onnx", NULL);
+  static const int64_t rows[] = {3, 50, 2, 50, 64, 1, 64};
+  het_tensor *x = pattern(1, 4), *shape;
+  int64_t two = 2;
+  ck_assert_int_eq(het_tensor_create(HET_DTYPE_INT64, &two, 1, &shape), HET_OK);
+  const float *px = het_tensor_get_data(x);
+  long builds = het_plan_builds();
+  for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+    int64_t *ps = het_tensor_get_data(shape);
+    ps[0] = rows[k];
+    ps[1] = 4;
+    const char *names[2] = {"x", "shape"};
+    het_tensor *in[2] = {x, shape}, *y = NULL;
+    ck_assert_msg(het_session_run(s, names, in, 2, NULL, 1, &y) == HET_OK, "%s",
+                  het_last_error());
+    ck_assert_int_eq(het_tensor_get_count(y), rows[k] * 4);
+    const float *py = het_tensor_get_data(y);
+    for (int64_t i = 0; i < rows[k] * 4; i++)
+      ck_assert_float_eq(py[i], px[i % 4] > 0 ? 2 * px[i % 4] : px[i % 4]);
+    het_tensor_destroy(y);
+  }
+  /* one signature: its plan was made with the session, none since */
+  ck_assert_int_eq(het_plan_builds() - builds, 0);
+  het_tensor_destroy(shape);
+  het_tensor_destroy(x);
+  het_session_destroy(s);
+}
+END_TEST
+
 /* relu_lives_on: r1 is read by the final Add, so r2 cannot take its
  * block: two tensors; the result is still right. */
 START_TEST(test_no_inplace_when_input_lives_on) {
@@ -503,6 +538,7 @@ static Suite *memplan_suite(void) {
   tcase_add_loop_test(sessions, test_bit_identical_to_unplanned, 0, 2);
   tcase_add_test(sessions, test_relu_chain_replans_per_batch);
   tcase_add_test(sessions, test_no_inplace_when_input_lives_on);
+  tcase_add_test(sessions, test_dynamic_storage_grows_and_shrinks);
   tcase_add_test(sessions, test_concurrent_runs_identical);
   suite_add_tcase(s, sessions);
   TCase *errors = tcase_create("errors");

@@ -106,8 +106,9 @@ het_status het_exec_prepare_node(const het_kernel_io *io, int node,
                      het_dtype_str(out[o].dtype), p->max_host_bytes);
       break;
     }
-    st = het_tensor_alloc_on(t, sp ? p->eps[sp - 1].device : NULL,
-                             out[o].dtype, dims, t->rank);
+    const het_device *dev = sp ? p->eps[sp - 1].device : NULL;
+    if (!het_frame_reuse(f, v, dev, out[o].dtype, dims, t->rank))
+      st = het_tensor_alloc_on(t, dev, out[o].dtype, dims, t->rank);
     if (st != HET_OK)
       het_error_wrap(st, "node '%s' output '%s'", n->name,
                      p->graph->values[v].name);

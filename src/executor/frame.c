@@ -17,6 +17,14 @@
 /* Where zero-byte host tensors point (never written). */
 static _Alignas(64) unsigned char het_empty_block[64];
 
+static void het_block_free(het_frame_block *b) {
+  if (b->data && b->device)
+    het_device_free(b->device, b->data);
+  else
+    free(b->data);
+  *b = (het_frame_block){0};
+}
+
 static void het_frame_destroy(het_frame *f) {
   if (!f)
     return;
@@ -24,6 +32,10 @@ static void het_frame_destroy(het_frame *f) {
   const het_program *p = plan->prog;
   for (int v = 0; f->tensors && v < plan->n_values; v++)
     het_tensor_reset(&f->tensors[v]);
+  for (int v = 0; f->spare && v < plan->n_values; v++)
+    het_block_free(&f->spare[v]);
+  free(f->spare);
+  free(f->lent);
   for (int sp = 0; f->arena && sp < plan->n_spaces; sp++) {
     if (!f->arena[sp])
       continue;
@@ -142,13 +154,16 @@ static het_status het_frame_create(het_plan *plan, het_frame **out) {
   f->plan = plan;
   size_t nv = (size_t)plan->n_values + 1, ns = (size_t)plan->n_spaces + 1;
   f->tensors = calloc(nv, sizeof *f->tensors);
+  f->spare = calloc(nv, sizeof *f->spare);
+  f->lent = calloc(nv, sizeof *f->lent);
   f->ptrs = calloc(nv, sizeof *f->ptrs);
   f->arena = calloc(ns, sizeof *f->arena);
   f->arena_pinned = calloc(ns, sizeof *f->arena_pinned);
   f->events = calloc((size_t)plan->n_events + 1, sizeof *f->events);
   f->ios = calloc((size_t)plan->n_io + 1, sizeof *f->ios);
   f->times = calloc(2 * (size_t)plan->n_steps + 1, sizeof *f->times);
-  het_status st = f->tensors && f->ptrs && f->arena && f->arena_pinned &&
+  het_status st = f->tensors && f->spare && f->lent && f->ptrs && f->arena &&
+                          f->arena_pinned &&
                           f->events && f->ios && f->times
                       ? HET_OK
                       : het_error(HET_ERR_OUT_OF_MEMORY, "frame: out of memory");
@@ -200,14 +215,53 @@ het_status het_frame_acquire(het_plan *plan, het_frame **out) {
   return het_frame_create(plan, out);
 }
 
+bool het_frame_reuse(het_frame *f, int v, const het_device *device,
+                     het_dtype dtype, const int64_t *dims, int rank) {
+  het_frame_block *b = &f->spare[v];
+  const het_device *d = het_device_is_host(device) ? NULL : device;
+  size_t nbytes;
+  if (!b->data ||
+      het_tensor_check_shape(dtype, dims, rank, "tensor", &nbytes) != HET_OK) {
+    het_error_clear();
+    return false;
+  }
+  if (b->device != d || b->bytes < nbytes) {
+    het_block_free(b);
+    return false;
+  }
+  het_tensor *t = &f->tensors[v];
+  het_tensor_reset(t);
+  t->dtype = dtype;
+  t->rank = rank;
+  for (int i = 0; i < rank; i++)
+    t->dims[i] = dims[i];
+  t->data = b->data;
+  t->nbytes = nbytes;
+  t->owned = true;
+  t->device = d;
+  f->lent[v] = *b;
+  *b = (het_frame_block){0};
+  return true;
+}
+
 void het_frame_release(het_frame *f) {
   het_plan *plan = f->plan;
   for (int v = 0; v < plan->n_values; v++) {
     const het_pvalue *pv = &plan->values[v];
     if (pv->where == HET_PV_DYNAMIC ||
         (pv->where == HET_PV_OUTPUT && pv->dynamic)) {
-      het_tensor_reset(&f->tensors[v]);
-      memset(&f->tensors[v], 0, sizeof f->tensors[v]);
+      het_tensor *t = &f->tensors[v];
+      if (t->owned && t->data) { /* still the frame's: kept for the next run */
+        het_block_free(&f->spare[v]);
+        f->spare[v] = (het_frame_block){
+            .data = t->data,
+            .bytes = t->data == f->lent[v].data ? f->lent[v].bytes : t->nbytes,
+            .device = t->device};
+        t->owned = false;
+      }
+      het_tensor_reset(t);
+      memset(t, 0, sizeof *t);
+      f->lent[v] = (het_frame_block){0};
     }
     if (pv->where == HET_PV_PARAM || pv->where == HET_PV_OUTPUT)
       f->ptrs[v] = NULL;

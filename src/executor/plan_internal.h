@@ -70,9 +70,20 @@ bool het_plan_control_infer(het_plan_builder *b, int n,
 
 /* One run's instance of a plan: tensors, arenas, events, kernel-I/O
  * tables.  A frame serves one run at a time; plans keep idle ones. */
+/* Storage a dynamic value held in an earlier run of the frame: data
+ * (NULL: none), its size in bytes, and its device (NULL: host memory). */
+typedef struct het_frame_block {
+  void *data;
+  size_t bytes;
+  const het_device *device;
+} het_frame_block;
+
 typedef struct het_frame {
   het_plan *plan;
   het_tensor *tensors;  /* per value: the frame's tensor objects */
+  /* per dynamic value: its storage kept from the last run for the next
+   * (spare), and the block lent to its tensor in this run (lent) */
+  het_frame_block *spare, *lent;
   het_tensor **ptrs;    /* per value: what steps read and write */
   void **arena;         /* per space: the block (NULL: none) */
   bool *arena_pinned;
@@ -87,8 +98,14 @@ typedef struct het_frame {
 /* A frame of plan: an idle one, or a new one (arenas allocated, events
  * created).  Thread-safe. */
 het_status het_frame_acquire(het_plan *plan, het_frame **out);
-/* Back to the plan's idle list (its dynamic tensors reset). */
+/* Back to the plan's idle list (its dynamic tensors reset, their
+ * storage kept as spares for the next run of the frame). */
 void het_frame_release(het_frame *f);
+/* Gives the tensor of dynamic value v the spare storage of an earlier
+ * run when that is on device (NULL or host: host memory) and holds
+ * dtype/dims; false otherwise (a spare that does not fit is freed). */
+bool het_frame_reuse(het_frame *f, int v, const het_device *device,
+                     het_dtype dtype, const int64_t *dims, int rank);
 /* Frees the plan's idle frames. */
 void het_plan_frames_destroy(het_plan *plan);
 

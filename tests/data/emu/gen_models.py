@@ -10,6 +10,10 @@ across cpu + emu.
                           written out (ReduceMean, Sub, Pow, Sqrt, Div),
                           2-head self-attention (MatMul, Reshape, Transpose,
                           Softmax), GELU via Erf, residual Adds -> y[1,8,16]
+  transformer_dyn.onnx    the same layer (other weights) over x[N,S,16], its
+                          Reshape targets made from Shape(x) as torch
+                          writes dynamic axes: values shaped at run time
+                          (test_steady.c)
 
   regime_convs.onnx       x[N,3,H,W] -> five 3x3 Convs with Relus (16
                           channels) and a 1x1 head -> y[N,4,H,W]: on the
@@ -129,12 +133,23 @@ def linear(b, x, din, dout, tag):
     return b.op("Add", [m, b.weight(f"{tag}_bias", (dout,), 0.05)], name=f"{tag}_add")
 
 
-def transformer():
+def transformer(dynamic=False):
     b = Builder()
     seq, d, heads = 8, 16, 2
     hd = d // heads
-    split = b.const("heads_shape", np.array([1, seq, heads, hd], dtype=np.int64))
-    merge = b.const("model_shape", np.array([1, seq, d], dtype=np.int64))
+    if dynamic:  # as torch exports dynamic axes: targets made from Shape(x)
+        dims = [b.op("Unsqueeze", [b.op("Gather", [b.op("Shape", ["x"], name=f"shape{i}"),
+                                                   b.const(f"dim{i}", np.int64(i))],
+                                        name=f"gather{i}", axis=0),
+                                   b.const(f"axes{i}", np.array([0], np.int64))],
+                     name=f"unsqueeze{i}") for i in (0, 1)]
+        split = b.op("Concat", dims + [b.const("heads_hd", np.array([heads, hd], np.int64))],
+                     name="heads_shape", axis=0)
+        merge = b.op("Concat", dims + [b.const("width", np.array([d], np.int64))],
+                     name="model_shape", axis=0)
+    else:
+        split = b.const("heads_shape", np.array([1, seq, heads, hd], dtype=np.int64))
+        merge = b.const("model_shape", np.array([1, seq, d], dtype=np.int64))
     n = layer_norm(b, "x", d, "ln1")
     q, k, v = (linear(b, n, d, d, t) for t in ("q", "k", "v"))
     q = b.op("Transpose", [b.op("Reshape", [q, split], name="q_split")],
@@ -160,7 +175,10 @@ def transformer():
                      b.const("half", np.float32(0.5))], name="gelu_half")
     f = linear(b, f, 2 * d, d, "ff2")
     y = b.op("Add", [h, f], name="res2")
-    b.save("transformer_small", [1, seq, d], [1, seq, d], y, "transformer_small.onnx")
+    if dynamic:
+        b.save("transformer_dyn", ["N", "S", d], ["N", "S", d], y, "transformer_dyn.onnx")
+    else:
+        b.save("transformer_small", [1, seq, d], [1, seq, d], y, "transformer_small.onnx")
 
 
 def regime_convs():
@@ -207,3 +225,4 @@ if __name__ == "__main__":
     transformer()
     regime_convs()
     tapped_convs()
+    transformer(dynamic=True)

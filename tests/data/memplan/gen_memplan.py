@@ -17,6 +17,10 @@
   wide.onnx             x[1,8192] -> Relu -> Sigmoid -> Tanh -> y, no
                         weights: 32 KiB tensors overflow
                         configs/devices/tiny.yaml (16 KiB) at plan time
+  expand_relu.onnx      x[1,4], shape[2] (int64, values given per run) ->
+                        e = Expand(x, shape), r = Relu(e), y = Add(r, e):
+                        e and r are shaped at run time, within one plan,
+                        and their storage is reused from run to run
 Run: /usr/bin/python3 tests/data/memplan/gen_memplan.py  (writes beside itself)
 """
 import os
@@ -97,6 +101,22 @@ def gen_relu_models():
     save(wide, [1, 8192], [1, 8192], "wide.onnx")
 
 
+def gen_expand_model():
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["e"], name="expand"),
+             helper.make_node("Relu", ["e"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "e"], ["y"], name="add")]
+    g = helper.make_graph(
+        nodes, "expand_relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["A", "B"])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)],
+                          producer_name="gen_memplan.py")
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "expand_relu.onnx"))
+
+
 if __name__ == "__main__":
     gen_cnn()
     gen_relu_models()
+    gen_expand_model()
