@@ -68,6 +68,13 @@ static const nlp_case k_cases[] = {
     {"encoder", 1, 2, 1, 3,
      {{"Attention", 1}, {"LayerNorm", 2}, {"FusedMatMul", 3}, {"Gelu", 0},
       {"Slice", 0}, {"Transpose", 2}}},
+    /* the same exported with dynamic axes: the head Reshapes' targets are
+     * Concat(Shape(input)[0] ...) at run time, their dims known only as
+     * symbols (core/infer_sym.c), which must agree for the Attention; the
+     * packed in-proj stays sliced (its offsets need concrete shapes) */
+    {"encoder_dyn", 1, 2, 1, 3,
+     {{"Attention", 1}, {"LayerNorm", 2}, {"FusedMatMul", 3}, {"Gelu", 0},
+      {"Softmax", 0}, {"Transpose", 2}}},
 };
 
 /* ---- helpers ---- */

@@ -211,7 +211,9 @@ END_TEST
  * time; a steady run reuses their storage from the run before (it used
  * to allocate, populate and free each, every run: 2.6x the static
  * model's time on a 4-layer BERT).  What a run allocates: the output it
- * hands over (struct and data) and nothing per dynamic value. */
+ * hands over (struct and data) and the fused Attention's scratch (a
+ * kernel whose shapes are known only at run time allocates its own), and
+ * nothing per dynamic value (19 a run when each took fresh memory). */
 START_TEST(test_dynamic_values_reuse_storage) {
   het_session *s = open_session("transformer_dyn.onnx", configs[0]);
   int64_t dims[3] = {2, 8, 16};
@@ -240,7 +242,7 @@ START_TEST(test_dynamic_values_reuse_storage) {
          "runs\n", allocs);
   ck_assert_int_eq(failures, 0);
   ck_assert_int_eq(differ, 0);
-  ck_assert_int_eq(allocs, 2 * 100);
+  ck_assert_int_eq(allocs, 3 * 100);
   het_tensor_destroy(first);
   het_tensor_destroy(x);
   het_session_destroy(s);

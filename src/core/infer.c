@@ -7,8 +7,10 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/infer_sym.h"
 #include "core/status.h"
 
 het_dim het_dim_known(int64_t v) {
@@ -250,7 +252,8 @@ static void het_value_info_from_value(het_value_info *info,
 }
 
 /* Infers one node at load time; returns HET_OK when outputs stay unknown. */
-static het_status het_infer_graph_node(het_graph *g, const het_node *node) {
+static het_status het_infer_graph_node(het_graph *g, const het_node *node,
+                                       het_sym_value *sym) {
   het_value_info in[64], out[64];
   /* counts and required inputs even where shapes are unknown: the
    * optimizer's rewrites read a known op's required inputs unchecked */
@@ -283,9 +286,13 @@ static het_status het_infer_graph_node(het_graph *g, const het_node *node) {
     return HET_OK; /* unknown op: the partitioner reports it */
   if (st != HET_OK)
     return st;
+  if (sym && node->n_outputs == 1)
+    het_sym_reshape(g, sym, node, &out[0]);
   for (int o = 0; o < node->n_outputs; o++)
     if (node->outputs[o] >= 0)
       HET_TRY(het_merge_declared(node, &g->values[node->outputs[o]], &out[o]));
+  if (sym)
+    het_sym_node(g, sym, node);
   return HET_OK;
 }
 
@@ -297,7 +304,14 @@ het_status het_graph_infer_shapes(het_graph *g) {
       het_shape_set(&v->shape, v->initializer->rank, v->initializer->dims);
     }
   }
-  for (int k = 0; k < g->n_nodes; k++)
-    HET_TRY(het_infer_graph_node(g, &g->nodes[g->order[k]]));
-  return HET_OK;
+  /* symbolic shape-tensor contents (infer_sym.h); without memory for
+   * them, the shapes are inferred as before, only less of them known */
+  het_sym_value *sym = malloc(((size_t)g->n_values + 1) * sizeof *sym);
+  for (int i = 0; sym && i < g->n_values; i++)
+    sym[i].n = -1;
+  het_status st = HET_OK;
+  for (int k = 0; st == HET_OK && k < g->n_nodes; k++)
+    st = het_infer_graph_node(g, &g->nodes[g->order[k]], sym);
+  free(sym);
+  return st;
 }

@@ -228,8 +228,10 @@ def gen_matmul_add(case="matmul_add", gelu=False, const_bias=True):
     save(case, nodes, ins, [vi("Y", [2, 5, 40])], inits, feeds, [("Y", z)])
 
 
-def gen_encoder():
-    """A torch TransformerEncoderLayer (GELU) exported like bench's bert4."""
+def gen_encoder(case="encoder", dynamic=False):
+    """A torch TransformerEncoderLayer (GELU) exported like bench's bert4;
+    dynamic: with dynamic axes (batch, seq), so the head Reshapes' targets
+    are computed from Shape(input) in the graph."""
     import torch
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(
@@ -237,7 +239,7 @@ def gen_encoder():
         activation="gelu", batch_first=True)
     layer.eval()
     x = torch.randn(1, 20, 32)
-    d = os.path.join(HERE, "encoder")
+    d = os.path.join(HERE, case)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     path = os.path.join(d, "model.onnx")
     with torch.no_grad():
@@ -245,7 +247,10 @@ def gen_encoder():
     # Not under no_grad: the layer's fused fast path cannot be exported.
     torch.onnx.export(layer, (x,), path, opset_version=13,
                       do_constant_folding=True,
-                      input_names=["input"], output_names=["output"])
+                      input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch", 1: "seq"},
+                                    "output": {0: "batch", 1: "seq"}}
+                      if dynamic else None)
     for kind, name, arr in (("input", "input", x), ("output", "output", y)):
         t = numpy_helper.from_array(arr.detach().numpy().astype(np.float32), name)
         with open(os.path.join(d, "test_data_set_0", "%s_0.pb" % kind),
@@ -270,6 +275,7 @@ def main():
     gen_matmul_add("matmul_add_gelu", gelu=True)
     gen_matmul_add("matmul_add_input_keep", const_bias=False)
     gen_encoder()
+    gen_encoder("encoder_dyn", dynamic=True)
 
 
 if __name__ == "__main__":
