@@ -4,6 +4,7 @@
  * contradictions.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,39 @@ START_TEST(test_graph_symbolic_reshape_targets) {
 }
 END_TEST
 
+/* shape_sym (tests/data/optimizer/gen_optimizer.py): X [batch, seq, 24]
+ * reshaped to targets built from Shape(X) by Gather, Div, Mul, Add, Sub,
+ * Squeeze, Unsqueeze and Concat: literal 0 copies X's dim, 24/2 and 24/6
+ * are literals, -1 stays unknown (the model's declared name fills it),
+ * and compound names are parenthesized. */
+static void expect_dims(het_graph *g, const char *value,
+                        const char *const *want) {
+  const het_shape *s = &g->values[het_graph_find_value(g, value)].shape;
+  ck_assert_int_eq(s->rank, 3);
+  for (int d = 0; d < 3; d++) {
+    char got[64];
+    if (s->dims[d].value >= 0)
+      snprintf(got, sizeof got, "%lld", (long long)s->dims[d].value);
+    else
+      snprintf(got, sizeof got, "%s", s->dims[d].symbol ? s->dims[d].symbol : "?");
+    ck_assert_msg(strcmp(got, want[d]) == 0, "%s dim %d: %s, want %s", value, d,
+                  got, want[d]);
+  }
+}
+
+START_TEST(test_graph_symbolic_arithmetic) {
+  het_graph *g = NULL;
+  ck_assert_int_eq(het_onnx_load_file(HETRT_TEST_DATA
+                                      "/optimizer/shape_sym/model.onnx", &g),
+                   HET_OK);
+  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+  expect_dims(g, "Y1", (const char *const[]){"batch", "seq*2", "12"});
+  expect_dims(g, "Y2", (const char *const[]){"batch", "p1", "4"});
+  expect_dims(g, "Y3", (const char *const[]){"batch", "(seq+1)-1", "24"});
+  het_graph_destroy(g);
+}
+END_TEST
+
 static Suite *infer_suite(void) {
   Suite *s = suite_create("infer");
   TCase *core = tcase_create("core");
@@ -202,6 +236,7 @@ static Suite *infer_suite(void) {
   tcase_add_test(core, test_axis_normalisation);
   tcase_add_test(core, test_graph_keeps_symbolic_batch);
   tcase_add_test(core, test_graph_symbolic_reshape_targets);
+  tcase_add_test(core, test_graph_symbolic_arithmetic);
   suite_add_tcase(s, core);
   TCase *errors = tcase_create("errors");
   tcase_add_test(errors, test_broadcast_conflict_names_node);

@@ -43,6 +43,8 @@ static const opt_case k_cases[] = {
      {{"Constant", 0}, {"ConstantOfShape", 0}, {"Range", 0}, {"Neg", 0}}},
     {"shape_dynamic", HET_OPT_EXTENDED, 5,
      {{"Shape", 1}, {"ReduceProd", 0}, {"Reshape", 1}}},
+    /* Reshape targets from Shape(X) in symbols: numerics on two shapes */
+    {"shape_sym", HET_OPT_ALL, -1, {{"Reshape", 3}}},
     {"bn_fold", HET_OPT_EXTENDED, 1, {{"BatchNormalization", 0}}},
     {"bn_fold", HET_OPT_BASIC, 2, {{"BatchNormalization", 1}}},
     {"bn_shared", HET_OPT_EXTENDED, 3, {{"BatchNormalization", 1}}},

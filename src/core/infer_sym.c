@@ -143,7 +143,7 @@ static void sym_binary(het_graph *g, const het_sym_value *tab,
       !sym_get(g, tab, node->inputs[1], &b) ||
       (a.n != b.n && a.n != 1 && b.n != 1))
     return;
-  int n = a.n > b.n ? a.n : b.n;
+  int n = a.n == 0 || b.n == 0 ? 0 : a.n > b.n ? a.n : b.n;
   for (int k = 0; k < n; k++)
     out->e[k] = sym_arith(g, op, a.e[a.n == 1 ? 0 : k], b.e[b.n == 1 ? 0 : k]);
   out->n = n;
@@ -181,6 +181,9 @@ void het_sym_node(het_graph *g, het_sym_value *tab, const het_node *node) {
   } else if (sym_is(node, "Unsqueeze") || sym_is(node, "Squeeze") ||
              sym_is(node, "Identity") || sym_is(node, "Cast")) {
     sym_get(g, tab, node->inputs[0], &out);
+    for (int k = 0; yv->dtype == HET_DTYPE_INT32 && k < out.n; k++)
+      if (out.e[k].lit && (out.e[k].v < INT32_MIN || out.e[k].v > INT32_MAX))
+        out.e[k] = (het_sym_elem){0}; /* what the Cast makes of it: unknown */
   } else if (sym_is(node, "Mul") || sym_is(node, "Div") ||
              sym_is(node, "Add") || sym_is(node, "Sub")) {
     sym_binary(g, tab, node, *node->op_type == 'M'   ? '*'

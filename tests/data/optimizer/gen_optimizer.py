@@ -141,6 +141,51 @@ def gen_shape_dynamic():
          inits, shapes={"X": ["N", 3, 4], "Y": ["N", 12]})
 
 
+def gen_shape_sym():
+    # X is [batch, seq, 24]: three Reshapes whose targets are computed from
+    # Shape(X) (core/infer_sym.c): [0, seq*2, 24/2] -> [batch, seq*2, 12];
+    # [batch, -1, 24/6] -> [batch, ?, 4]; [batch, (seq+1)-1, 24] through
+    # Add, Sub, Squeeze and Unsqueeze.  Its own generator, so that adding
+    # it changed no other case's data.
+    rng = np.random.default_rng(23)
+    n = helper.make_node
+    i64 = lambda v: np.array(v, np.int64)
+    nodes = [n("Shape", ["X"], ["s"]),
+             n("Gather", ["s", "i0"], ["b"], axis=0),
+             n("Gather", ["s", "i1"], ["t"], axis=0),
+             n("Gather", ["s", "i2"], ["c"], axis=0),
+             n("Div", ["c", "k2"], ["half"]),
+             n("Div", ["c", "k6"], ["sixth"]),
+             n("Mul", ["t", "k2"], ["t2"]),
+             n("Add", ["t", "one"], ["t1"]),
+             n("Sub", ["t1", "one"], ["t0"]),
+             n("Unsqueeze", ["b", "ax"], ["bu0"]),
+             n("Squeeze", ["bu0", "ax"], ["bs"]),
+             n("Unsqueeze", ["bs", "ax"], ["bu"]),
+             n("Unsqueeze", ["t2", "ax"], ["t2u"]),
+             n("Unsqueeze", ["half", "ax"], ["hu"]),
+             n("Unsqueeze", ["sixth", "ax"], ["su"]),
+             n("Unsqueeze", ["t0", "ax"], ["t0u"]),
+             n("Concat", ["zero", "t2u", "hu"], ["tgt1"], axis=0),
+             n("Concat", ["bu", "minus1", "su"], ["tgt2"], axis=0),
+             n("Concat", ["bu", "t0u", "c24"], ["tgt3"], axis=0),
+             n("Reshape", ["X", "tgt1"], ["Y1"]),
+             n("Reshape", ["X", "tgt2"], ["Y2"]),
+             n("Reshape", ["X", "tgt3"], ["Y3"])]
+    inits = [("i0", i64(0)), ("i1", i64(1)), ("i2", i64(-1)), ("k2", i64(2)),
+             ("k6", i64(6)), ("one", i64(1)), ("ax", i64([0])), ("zero", i64([0])),
+             ("minus1", i64([-1])), ("c24", i64([24]))]
+    sets = []
+    for b, t in ((2, 3), (1, 5)):
+        x = rng.standard_normal((b, t, 24)).astype(np.float32)
+        sets.append(([("X", x)], [("Y1", x.reshape(b, t * 2, 12)),
+                                  ("Y2", x.reshape(b, -1, 4)),
+                                  ("Y3", x.reshape(b, t, 24))]))
+    save("shape_sym", nodes, sets, 13, inits,
+         shapes={"X": ["batch", "seq", 24], "Y1": ["o0", "o1", "o2"],
+                 "Y2": ["p0", "p1", "p2"], "Y3": ["q0", "q1", "q2"]})
+
+
 def gen_bn_fold():
     # Conv without bias, group 2, BatchNormalization-9 with epsilon 1e-3.
     x, w = f32(1, 4, 5, 5), f32(6, 2, 3, 3)
@@ -293,6 +338,7 @@ def main():
     gen_if_outer()
     gen_cnn_bn()
     gen_fold_large()
+    gen_shape_sym()
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ for c in if_conv loop_conv nested_if scan_rnn; do
   cp "$root/tests/data/control/$c/model.onnx" "$here/fuzz_model/control_$c.onnx"
 done
 cp "$root/tests/data/emu/transformer_small.onnx" "$here/fuzz_model/emu_transformer_small.onnx"
+# Reshape targets computed from Shape (dynamic axes: core/infer_sym.c)
+cp "$root/tests/data/emu/transformer_dyn.onnx" "$here/fuzz_model/emu_transformer_dyn.onnx"
 # float16 regions the optimizer computes in float32 (opt_f16.c)
 cp "$root/tests/data/optimizer/f16_region/model.onnx" "$here/fuzz_model/optimizer_f16_region.onnx"
 
