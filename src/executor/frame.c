@@ -162,9 +162,9 @@ static het_status het_frame_create(het_plan *plan, het_frame **out) {
   f->events = calloc((size_t)plan->n_events + 1, sizeof *f->events);
   f->ios = calloc((size_t)plan->n_io + 1, sizeof *f->ios);
   f->times = calloc(2 * (size_t)plan->n_steps + 1, sizeof *f->times);
-  het_status st = f->tensors && f->spare && f->lent && f->ptrs && f->arena &&
-                          f->arena_pinned &&
-                          f->events && f->ios && f->times
+  het_status st = f->tensors && f->spare && f->lent && f->ptrs &&
+                          f->arena && f->arena_pinned && f->events && f->ios &&
+                          f->times
                       ? HET_OK
                       : het_error(HET_ERR_OUT_OF_MEMORY, "frame: out of memory");
   if (st == HET_OK)

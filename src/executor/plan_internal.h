@@ -68,8 +68,6 @@ bool het_plan_control_infer(het_plan_builder *b, int n,
 
 /* ---- frame.c ---- */
 
-/* One run's instance of a plan: tensors, arenas, events, kernel-I/O
- * tables.  A frame serves one run at a time; plans keep idle ones. */
 /* Storage a dynamic value held in an earlier run of the frame: data
  * (NULL: none), its size in bytes, and its device (NULL: host memory). */
 typedef struct het_frame_block {
@@ -78,6 +76,8 @@ typedef struct het_frame_block {
   const het_device *device;
 } het_frame_block;
 
+/* One run's instance of a plan: tensors, arenas, events, kernel-I/O
+ * tables.  A frame serves one run at a time; plans keep idle ones. */
 typedef struct het_frame {
   het_plan *plan;
   het_tensor *tensors;  /* per value: the frame's tensor objects */
