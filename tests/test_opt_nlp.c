@@ -50,6 +50,13 @@ static const nlp_case k_cases[] = {
      {{"Attention", 1}, {"Softmax", 0}, {"MatMul", 0}, {"Div", 0}}},
     {"attention_mask", 0, 0, 1, 0,
      {{"Attention", 1}, {"Softmax", 0}, {"Add", 0}, {"Mul", 0}}},
+    /* open dims: the mask [S, T] fits the scores [B, S, T] by name */
+    {"attention_mask_dyn", 0, 0, 1, 0,
+     {{"Attention", 1}, {"Softmax", 0}, {"Add", 0}, {"Mul", 0}}},
+    /* a mask [S, U]: U may differ from T (then the Add would broadcast
+     * the scores up or fail), so it stays as written */
+    {"attention_mask_dyn_keep", 0, 0, 0, 0,
+     {{"Attention", 0}, {"Softmax", 1}, {"Add", 1}}},
     /* the probabilities are a graph output */
     {"attention_shared_keep", 0, 0, 0, 0,
      {{"Attention", 0}, {"Softmax", 1}, {"MatMul", 2}}},

@@ -87,18 +87,19 @@ static bool nlp_attn_operands(const het_graph *g, const int *in) {
   return true;
 }
 
-/* mask m (float32) broadcasts into the known scores shape s unchanged. */
+/* mask m (float32) broadcasts into the scores shape s unchanged: each of
+ * its dims is 1 or the scores' own (the same size, or the same name where
+ * the sizes are open, as in a dynamic-axes export). */
 static bool nlp_mask_fits(const het_graph *g, int m, const het_shape *s) {
-  if (!het_opt_nlp_f32(g, m) || !het_shape_is_concrete(s))
+  if (!het_opt_nlp_f32(g, m) || s->rank < 0)
     return false;
   const het_shape *ms = &g->values[m].shape;
   if (ms->rank < 0 || ms->rank > s->rank)
     return false;
-  for (int d = 0; d < ms->rank; d++) {
-    int64_t n = ms->dims[d].value, want = s->dims[d + s->rank - ms->rank].value;
-    if (n != 1 && n != want)
+  for (int d = 0; d < ms->rank; d++)
+    if (ms->dims[d].value != 1 &&
+        !nlp_dim_same(&ms->dims[d], &s->dims[d + s->rank - ms->rank]))
       return false;
-  }
   return true;
 }
 

@@ -144,9 +144,18 @@ def softmax(s):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def gen_attention(case="attention", mask=False, extra_out=False):
-    """Div(Q, 4) @ KT [* 0.5] [+ mask] -> Softmax -> @ V; B=6, S=20, D=16."""
+def gen_attention(case="attention", mask=False, extra_out=False, names=None):
+    """Div(Q, 4) @ KT [* 0.5] [+ mask] -> Softmax -> @ V; B=6, S=20, D=16.
+    names: the declared dims b, s, t (and the mask's s, t) by these names
+    instead of sizes (open dims, as a dynamic-axes export declares them);
+    such a case draws from its own seed, so that it changes no other
+    case's data."""
+    global RNG
+    saved = RNG
+    if names:
+        RNG = np.random.RandomState(8)
     b, s, d, t, e = 6, 20, 16, 20, 24
+    nb, ns, nt, nms, nmt = names or (b, s, t, s, t)
     q = RNG.randn(b, s, d).astype(np.float32)
     k = RNG.randn(b, d, t).astype(np.float32)
     v = RNG.randn(b, t, e).astype(np.float32)
@@ -156,24 +165,25 @@ def gen_attention(case="attention", mask=False, extra_out=False):
     src = "sc"
     sc = (q.astype(np.float64) / 4.0) @ k
     feeds = [("Q", q), ("KT", k), ("V", v)]
-    ins = [vi("Q", [b, s, d]), vi("KT", [b, d, t]), vi("V", [b, t, e])]
+    ins = [vi("Q", [nb, ns, d]), vi("KT", [nb, d, nt]), vi("V", [nb, nt, e])]
     if mask:
         mk = np.where(RNG.rand(s, t) < 0.2, -1e4, 0).astype(np.float32)
         nodes += [helper.make_node("Mul", ["c_post", "sc"], ["sp"]),
                   helper.make_node("Add", ["sp", "M"], ["sm"])]
         inits.append(const("c_post", 0.5))
         feeds.append(("M", mk))
-        ins.append(vi("M", [s, t]))
+        ins.append(vi("M", [nms, nmt]))
         sc = sc * 0.5 + mk
         src = "sm"
     nodes += [helper.make_node("Softmax", [src], ["p"], axis=-1),
               helper.make_node("MatMul", ["p", "V"], ["Y"])]
     p = softmax(sc)
-    outs, refs = [vi("Y", [b, s, e])], [("Y", p @ v)]
+    outs, refs = [vi("Y", [nb, ns, e])], [("Y", p @ v)]
     if extra_out:
-        outs.append(vi("p", [b, s, t]))
+        outs.append(vi("p", [nb, ns, nt]))
         refs.append(("p", p))
     save(case, nodes, ins, outs, inits, feeds, refs)
+    RNG = saved
 
 
 def gen_attention_sbd():
@@ -271,6 +281,12 @@ def main():
     gen_attention("attention_mask", mask=True)
     gen_attention("attention_shared_keep", extra_out=True)
     gen_attention_sbd()
+    # open dims: the mask [S, T] fits the scores [B, S, T] by name; a mask
+    # whose last dim has another name might not, and stays unfused
+    gen_attention("attention_mask_dyn", mask=True,
+                  names=("B", "S", "T", "S", "T"))
+    gen_attention("attention_mask_dyn_keep", mask=True,
+                  names=("B", "S", "T", "S", "U"))
     gen_matmul_add()
     gen_matmul_add("matmul_add_gelu", gelu=True)
     gen_matmul_add("matmul_add_input_keep", const_bias=False)
