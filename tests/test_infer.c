@@ -160,6 +160,15 @@ START_TEST(test_graph_contradiction_names_node) {
 }
 END_TEST
 
+/* The model at path, loaded and its shapes inferred. */
+static het_graph *load_inferred(const char *path) {
+  het_graph *g = NULL;
+  ck_assert_msg(het_onnx_load_file(path, &g) == HET_OK, "%s: %s", path,
+                het_last_error());
+  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+  return g;
+}
+
 /* encoder_dyn (tests/data/nlp/gen_nlp.py): torch's export with dynamic
  * axes computes each head Reshape's target as Concat(Unsqueeze(Gather(
  * Shape(x), i)), ... Mul(., 4) ...): core/infer_sym.c follows those
@@ -168,11 +177,7 @@ END_TEST
  * merge back [seq*batch, 32].  Their first dim is only known for Q (K
  * and V come from Slices whose bounds are computed: unknown). */
 START_TEST(test_graph_symbolic_reshape_targets) {
-  het_graph *g = NULL;
-  ck_assert_int_eq(het_onnx_load_file(HETRT_TEST_DATA
-                                      "/nlp/encoder_dyn/model.onnx", &g),
-                   HET_OK);
-  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+  het_graph *g = load_inferred(HETRT_TEST_DATA "/nlp/encoder_dyn/model.onnx");
   int reshapes = 0, derived = 0;
   for (int n = 0; n < g->n_nodes; n++) {
     const het_node *node = &g->nodes[n];
@@ -216,11 +221,8 @@ static void expect_dims(het_graph *g, const char *value,
 }
 
 START_TEST(test_graph_symbolic_arithmetic) {
-  het_graph *g = NULL;
-  ck_assert_int_eq(het_onnx_load_file(HETRT_TEST_DATA
-                                      "/optimizer/shape_sym/model.onnx", &g),
-                   HET_OK);
-  ck_assert_int_eq(het_graph_infer_shapes(g), HET_OK);
+  het_graph *g =
+      load_inferred(HETRT_TEST_DATA "/optimizer/shape_sym/model.onnx");
   expect_dims(g, "Y1", (const char *const[]){"batch", "seq*2", "12"});
   expect_dims(g, "Y2", (const char *const[]){"batch", "p1", "4"});
   expect_dims(g, "Y3", (const char *const[]){"batch", "(seq+1)-1", "24"});

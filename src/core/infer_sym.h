@@ -1,7 +1,8 @@
 /* infer_sym.h — load-time contents of small integer shape tensors, in
  * symbols: what Shape(x) holds when x's dims are named ("batch", "seq"),
  * carried through the ops exporters compute Reshape targets with (Gather,
- * Unsqueeze, Squeeze, Concat, Cast, Mul, Div, Identity, Constant), so
+ * Unsqueeze, Squeeze, Concat, Cast, Identity, Constant, and integer Mul,
+ * Div, Add, Sub), so
  * that a Reshape to Concat(Shape(x)[0], Shape(x)[1] * 12, 64) gets the
  * dims [batch, seq*12, 64] instead of three unknowns.  Rewrites that need
  * two values' dims to agree (attention: Q, K and V's leading dims) then
