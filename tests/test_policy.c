@@ -10,13 +10,16 @@
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hetrt/hetrt.h"
 #include "kernels/kernel.h"
+#include "partitioner/policy.h"
 
 #define DATA HETRT_TEST_DATA "/policy"
 #define BLOCKS DATA "/blocks.onnx"
@@ -943,6 +946,42 @@ START_TEST(test_config_dynamic_shapes) {
 }
 END_TEST
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The bound on name_regex (partitioner/policy_regex.c) against glibc's
+ * compile time: patterns it lets through compile fast (measured here),
+ * and those that would take seconds are refused with why.  Items that can
+ * match nothing under stacked repeats: "^()+++++x" took 12 s to compile
+ * (CI's fuzz_policy, 2026-12-07). */
+START_TEST(test_regex_bound) {
+  static const char *const fine[] = {
+      "^/encoder/layer\\.[0-3]/", "(conv|gemm)_[0-9]+", "a*b*c*", "(a|b)*x",
+      "(a*)+x", "()++x", "((a)*)+x", "(^x)?y", "[()+*]+", "x(a?){2}", NULL};
+  static const char *const refused[] = {
+      "^()+++++x", "()+++x", "^a*+++++x", "(a*)+++x", "^(a|)+++x",
+      "^(a|b*)+++++x", "(()+)+++x", "x(a?){2}{3}+", "(^()+++++++)tion", NULL};
+  char why[256];
+  for (int i = 0; fine[i]; i++) {
+    double t0 = now_s();
+    ck_assert_msg(het_policy_regex_bounded(fine[i], why, sizeof why), "%s: %s",
+                  fine[i], why);
+    regex_t re;
+    ck_assert_int_eq(regcomp(&re, fine[i], REG_EXTENDED | REG_NOSUB), 0);
+    regfree(&re);
+    ck_assert_msg(now_s() - t0 < 1.0, "%s compiled slowly", fine[i]);
+  }
+  for (int i = 0; refused[i]; i++) {
+    ck_assert_msg(!het_policy_regex_bounded(refused[i], why, sizeof why), "%s",
+                  refused[i]);
+    ck_assert_msg(strstr(why, "repeats"), "%s: %s", refused[i], why);
+  }
+}
+END_TEST
+
 static Suite *policy_suite(void) {
   Suite *s = suite_create("policy");
   TCase *core = tcase_create("core");
@@ -970,6 +1009,7 @@ static Suite *policy_suite(void) {
   tcase_add_test(errors, test_shape_errors);
   tcase_add_test(errors, test_malformed_corpus);
   tcase_add_test(errors, test_policy_file_errors);
+  tcase_add_test(errors, test_regex_bound);
   suite_add_tcase(s, errors);
   TCase *configs = tcase_create("configs");
   tcase_add_checked_fixture(configs, setup, teardown);
