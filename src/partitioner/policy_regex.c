@@ -53,7 +53,7 @@ static const char *het_bracket_end(const char *p) {
   return *p ? p : NULL;
 }
 
-/* Copies made by the interval at p ('{'), *end after it, *lo its least
+/* Copies made by the interval at p ('{'), *end after it, *least its least
  * count; 0 when p does not start an interval ({n}, {n,}, {n,m}). */
 static double het_interval(const char *p, const char **end, long *least) {
   char *e;
