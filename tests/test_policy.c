@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/emu_helpers.h"
 #include "hetrt/hetrt.h"
 #include "kernels/kernel.h"
 #include "partitioner/policy.h"
@@ -945,12 +945,6 @@ START_TEST(test_config_dynamic_shapes) {
   het_session_destroy(s);
 }
 END_TEST
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The bound on name_regex (partitioner/policy_regex.c) against glibc's
  * compile time: patterns it lets through compile fast (measured here),

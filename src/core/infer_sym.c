@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/ops/tensor_ops.h"
 #include "core/tensor.h"
 
 #define HET_SYM_TEXT 64 /* longest derived symbol; longer ones stay unknown */
@@ -34,9 +35,8 @@ static bool sym_get(const het_graph *g, const het_sym_value *tab, int v,
     *out = tab[v];
     return true;
   }
-  const het_value *val = &g->values[v];
-  bool overridable = (val->flags & HET_VALUE_GRAPH_INPUT) && g->ir_version >= 4;
-  return !overridable && sym_from_tensor(val->initializer, out);
+  return het_graph_value_constant(g, v) &&
+         sym_from_tensor(g->values[v].initializer, out);
 }
 
 static int sym_rank(const het_graph *g, int v) {
@@ -84,15 +84,10 @@ static het_sym_elem sym_arith(het_graph *g, char op, het_sym_elem a,
 static void sym_shape(const het_graph *g, const het_node *node,
                       het_sym_value *out) {
   const het_shape *s = &g->values[node->inputs[0]].shape;
-  int r = s->rank;
-  if (r < 0)
+  if (s->rank < 0)
     return;
-  int64_t start = het_node_attr_int(node, "start", 0);
-  int64_t end = het_node_attr_int(node, "end", r);
-  start = start < 0 ? start + r : start;
-  end = end < 0 ? end + r : end;
-  start = start < 0 ? 0 : start > r ? r : start;
-  end = end < 0 ? 0 : end > r ? r : end;
+  int64_t start, end;
+  het_shape_op_range(node, s->rank, &start, &end);
   out->n = 0;
   for (int64_t i = start; i < end; i++) {
     const het_dim *d = &s->dims[i];

@@ -171,6 +171,12 @@ het_status het_graph_adopt_subgraph(het_graph *g, het_graph *sub) {
   return HET_OK;
 }
 
+bool het_graph_value_constant(const het_graph *g, int v) {
+  if (v < 0 || v >= g->n_values || !g->values[v].initializer)
+    return false;
+  return !(g->values[v].flags & HET_VALUE_GRAPH_INPUT) || g->ir_version < 4;
+}
+
 int64_t het_graph_opset(const het_graph *g, const char *domain) {
   bool onnx = !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
   for (int i = 0; i < g->n_opsets; i++) {

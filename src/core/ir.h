@@ -166,6 +166,10 @@ het_status het_graph_adopt_subgraph(het_graph *g, het_graph *sub);
  * the model imports none. */
 int64_t het_graph_opset(const het_graph *g, const char *domain);
 
+/* Value v is an initializer no input overrides (IR < 4 lists every
+ * initializer among the graph inputs: not an override). */
+bool het_graph_value_constant(const het_graph *g, int v);
+
 /* ---- validation ---- */
 
 /* Checks dangling inputs (a value with no producer that is neither graph

@@ -13,10 +13,7 @@
 #include "optimizer/opt_internal.h"
 
 bool het_opt_is_constant(const het_graph *g, int v) {
-  if (v < 0 || !g->values[v].initializer)
-    return false;
-  /* IR < 4 lists every initializer among the inputs: not an override. */
-  return !(g->values[v].flags & HET_VALUE_GRAPH_INPUT) || g->ir_version < 4;
+  return het_graph_value_constant(g, v);
 }
 
 const het_tensor *het_opt_const_tensor(const het_graph *g, int v) {

@@ -26,6 +26,11 @@ het_status het_tensor_op_attr_ints(const het_infer_ctx *ctx, const char *name,
 int64_t het_tensor_op_prod(const het_shape *s, int from, int to);
 bool het_tensor_op_input_known(const het_infer_ctx *ctx, int i);
 
+/* The dims [*start, *end) of a rank-`rank` input that Shape node n returns
+ * (its start/end attributes, negatives from the end, clamped). */
+void het_shape_op_range(const het_node *n, int rank, int64_t *start,
+                        int64_t *end);
+
 /* Slice: per-dim start, step and count of the output (count -1 when the
  * dim is unknown).  *known is false when starts/ends are not known yet. */
 typedef struct het_slice_plan {

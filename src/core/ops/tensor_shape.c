@@ -89,14 +89,20 @@ het_status het_infer_identity(het_infer_ctx *ctx) {
   return HET_OK;
 }
 
+void het_shape_op_range(const het_node *n, int rank, int64_t *start,
+                        int64_t *end) {
+  int64_t s = het_node_attr_int(n, "start", 0);
+  int64_t e = het_node_attr_int(n, "end", rank);
+  if (s < 0) s += rank;
+  if (e < 0) e += rank;
+  *start = s < 0 ? 0 : s > rank ? rank : s;
+  *end = e < 0 ? 0 : e > rank ? rank : e;
+}
+
 het_status het_infer_shape(het_infer_ctx *ctx) {
   int r = ctx->inputs[0].shape.rank;
-  int64_t start = het_node_attr_int(ctx->node, "start", 0);
-  int64_t end = het_node_attr_int(ctx->node, "end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = start < 0 ? 0 : start > r ? r : start;
-  end = end < 0 ? 0 : end > r ? r : end;
+  int64_t start, end;
+  het_shape_op_range(ctx->node, r, &start, &end);
   int64_t len = end > start ? end - start : 0;
   ctx->outputs[0].dtype = HET_DTYPE_INT64;
   het_shape_set(&ctx->outputs[0].shape, 1, &len);
